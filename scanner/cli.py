@@ -1,0 +1,64 @@
+"""The command line: a thin Click layer that parses, calls, prints and maps errors to exit codes.
+
+Exit codes: 0 clean; 1 findings that should fail; 2 usage, config or policy error;
+3 the scan finished but some sources failed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from scanner import __version__
+from scanner.errors import ScannerError
+
+# Sub-commands are imported only when used, so `scanner test` starts fast.
+COMMANDS: dict[str, str] = {
+    "test": "scanner.commands.test:test",
+    "apply": "scanner.commands.apply:apply",
+}
+
+EXIT_USAGE = 2
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="scanner")
+def cli() -> None:
+    """Scan Kubernetes manifests from Git repositories and cluster exports with Kyverno policies."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        result = cli.main(args=argv, prog_name="scanner", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except ScannerError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    return int(result or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
