@@ -1,0 +1,184 @@
+"""Autogen: rules for pod controllers generated from Pod rules (spec 10)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from scanner.engine.match import parse_kind
+
+POD_CONTROLLERS = ("DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet",
+                   "ReplicationController", "CronJob")
+_GVK = {
+    "DaemonSet": "apps/v1/DaemonSet",
+    "Deployment": "apps/v1/Deployment",
+    "Job": "batch/v1/Job",
+    "StatefulSet": "apps/v1/StatefulSet",
+    "ReplicaSet": "apps/v1/ReplicaSet",
+    "ReplicationController": "v1/ReplicationController",
+    "CronJob": "batch/v1/CronJob",
+}
+_SUBRULES = ("pattern", "deny", "podSecurity", "anyPattern", "foreach", "cel")
+_JMESPATH_REWRITES = {
+    "controllers": (
+        ("request.object.spec", "request.object.spec.template.spec"),
+        ("request.oldObject.spec", "request.oldObject.spec.template.spec"),
+        ("request.object.metadata", "request.object.spec.template.metadata"),
+        ("request.oldObject.metadata", "request.oldObject.spec.template.metadata"),
+    ),
+    "CronJob": (
+        ("request.object.spec", "request.object.spec.jobTemplate.spec.template.spec"),
+        ("request.oldObject.spec", "request.oldObject.spec.jobTemplate.spec.template.spec"),
+        ("request.object.metadata", "request.object.spec.jobTemplate.spec.template.metadata"),
+        ("request.oldObject.metadata", "request.oldObject.spec.jobTemplate.spec.template.metadata"),
+    ),
+}
+_CEL_REWRITES = {
+    "controllers": (
+        ("object.spec", "object.spec.template.spec"),
+        ("oldObject.spec", "oldObject.spec.template.spec"),
+        ("object.metadata", "object.spec.template.metadata"),
+        ("oldObject.metadata", "oldObject.spec.template.metadata"),
+    ),
+    "CronJob": (
+        ("object.spec", "object.spec.jobTemplate.spec.template.spec"),
+        ("oldObject.spec", "oldObject.spec.jobTemplate.spec.template.spec"),
+        ("object.metadata", "object.spec.jobTemplate.spec.template.metadata"),
+        ("oldObject.metadata", "oldObject.spec.jobTemplate.spec.template.metadata"),
+    ),
+}
+
+
+def _filters(block: Any) -> list[dict]:
+    if not isinstance(block, dict):
+        return []
+    if block.get("any") is not None or block.get("all") is not None:
+        return [f for f in (block.get("any") or block.get("all") or []) if isinstance(f, dict)]
+    return [block]
+
+
+def _kinds(f: dict) -> list[str]:
+    res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
+    return [k for k in (res.get("kinds") or []) if isinstance(k, str)]
+
+
+def _is_pod(kind: str) -> bool:
+    return parse_kind(kind).kind == "Pod"
+
+
+def autogen_controllers(policy: dict) -> frozenset[str]:
+    """The controller kinds autogen applies to for this policy (empty when disabled)."""
+    spec = policy.get("spec") or {}
+    rules = [r for r in (spec.get("rules") or []) if isinstance(r, dict)]
+    mentions = False
+    for rule in rules:
+        if rule.get("generate") or _has_json6902(rule.get("mutate")):
+            return frozenset()
+        for part in ("match", "exclude"):
+            for f in _filters(rule.get(part)):
+                res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
+                if any(res.get(k) for k in ("name", "names", "selector", "annotations")):
+                    return frozenset()
+                kinds = _kinds(f)
+                if len(kinds) > 1 and any(_is_pod(k) for k in kinds):
+                    return frozenset()
+                if any(parse_kind(k).kind in ("Pod", *POD_CONTROLLERS) for k in kinds):
+                    mentions = True
+    if not mentions:
+        return frozenset()
+    annotations = (policy.get("metadata") or {}).get("annotations") or {}
+    value = annotations.get("pod-policies.kyverno.io/autogen-controllers")
+    if value is None:
+        return frozenset(POD_CONTROLLERS)
+    if str(value).strip() == "none":
+        return frozenset()
+    return frozenset(k.strip() for k in str(value).split(",") if k.strip() in POD_CONTROLLERS)
+
+
+def _has_json6902(mutate: Any) -> bool:
+    if not isinstance(mutate, dict):
+        return False
+    if mutate.get("patchesJson6902"):
+        return True
+    return any(isinstance(f, dict) and f.get("patchesJson6902") for f in mutate.get("foreach") or [])
+
+
+def can_generate(rule: dict) -> bool:
+    """A declared rule produces generated rules (spec 10.2)."""
+    name = rule.get("name")
+    if not isinstance(name, str) or name.startswith("autogen-"):
+        return False
+    validate = rule.get("validate")
+    if not isinstance(validate, dict) or not any(validate.get(k) is not None for k in _SUBRULES):
+        return False
+    match_kinds = [k for f in _filters(rule.get("match")) for k in _kinds(f)]
+    if not any(_is_pod(k) for k in match_kinds):
+        return False
+    exclude_kinds = [k for f in _filters(rule.get("exclude")) for k in _kinds(f)]
+    return not exclude_kinds or any(_is_pod(k) for k in exclude_kinds)
+
+
+def _replace_kinds(block: Any, new_kinds: list[str], cronjob: bool, legacy_only_with_kinds: bool) -> Any:
+    if not isinstance(block, dict):
+        return block
+    block = copy.deepcopy(block)
+    for mode in ("any", "all"):
+        if isinstance(block.get(mode), list):
+            for f in block[mode]:
+                if not isinstance(f, dict):
+                    continue
+                kinds = _kinds(f)
+                if cronjob or any(_is_pod(k) for k in kinds):
+                    if kinds or not legacy_only_with_kinds:
+                        f.setdefault("resources", {})["kinds"] = list(new_kinds)
+            return block
+    kinds = _kinds(block)
+    if kinds or not legacy_only_with_kinds:
+        block.setdefault("resources", {})["kinds"] = list(new_kinds)
+    return block
+
+
+def generate_rule(rule: dict, controllers: frozenset[str], target: str) -> dict | None:
+    """The generated rule for ``target`` ("controllers" or "CronJob"), or None."""
+    if target == "CronJob":
+        if "CronJob" not in controllers:
+            return None
+        kinds = [_GVK["CronJob"]]
+        name = f"autogen-cronjob-{rule['name']}"
+    else:
+        chosen = [k for k in POD_CONTROLLERS if k in controllers and k != "CronJob"]
+        if not chosen:
+            return None
+        kinds = [_GVK[k] for k in chosen]
+        name = f"autogen-{rule['name']}"
+    validate = dict(rule["validate"])
+    for key in _SUBRULES:
+        if validate.get(key) is not None:
+            chosen_sub = key
+            break
+    keep = {"message", "failureAction", "failureActionOverrides", "allowExistingViolations"}
+    new_validate = {k: v for k, v in validate.items() if k in keep}
+    new_validate[chosen_sub] = copy.deepcopy(validate[chosen_sub])
+    if chosen_sub == "pattern":
+        new_validate["pattern"] = _wrap(new_validate["pattern"], target)
+    elif chosen_sub == "anyPattern" and isinstance(new_validate["anyPattern"], list):
+        new_validate["anyPattern"] = [_wrap(p, target) for p in new_validate["anyPattern"]]
+    generated: dict[str, Any] = {k: copy.deepcopy(v) for k, v in rule.items()
+                                 if k not in ("name", "match", "exclude", "validate")}
+    generated["name"] = name[:63]
+    generated["match"] = _replace_kinds(rule.get("match"), kinds, target == "CronJob", False)
+    if rule.get("exclude") is not None:
+        generated["exclude"] = _replace_kinds(rule.get("exclude"), kinds, target == "CronJob", True)
+    generated["validate"] = new_validate
+    rewrites = (_CEL_REWRITES if chosen_sub == "cel" else _JMESPATH_REWRITES)[target]
+    text = json.dumps(generated)
+    for old, new in rewrites:
+        text = text.replace(old, new)
+    return json.loads(text)
+
+
+def _wrap(pattern: Any, target: str) -> Any:
+    if target == "CronJob":
+        return {"spec": {"jobTemplate": {"spec": {"template": pattern}}}}
+    return {"spec": {"template": pattern}}

@@ -1,0 +1,336 @@
+"""match / exclude: kinds, names, namespaces, selectors, annotations, operations, user info (spec 2)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.engine import wildcard
+from scanner.engine.selector import LabelSelector, parse_selector
+
+_VERSION = re.compile(r"v\d+((alpha|beta)\d+)?")
+
+
+@dataclass(frozen=True, slots=True)
+class KindSelector:
+    group: str
+    version: str
+    kind: str
+    subresource: str
+
+    def matches(self, group: str, version: str, kind: str, subresource: str = "") -> bool:
+        return (
+            wildcard.match(self.group, group)
+            and wildcard.match(self.version, version)
+            and wildcard.match(self.kind, kind)
+            and wildcard.match(self.subresource, subresource)
+        )
+
+
+def parse_kind(entry: str) -> KindSelector:
+    """Split a kinds entry into group/version/kind/subresource (spec 2.3)."""
+    if entry == "*/*":
+        return KindSelector("*", "*", "*", "*")
+    parts = entry.split("/")
+    group, version, kind, sub = "*", "*", "", ""
+    if len(parts) == 1:
+        kind = parts[0]
+    elif len(parts) == 2:
+        if parts[0] == "*" and parts[1].islower() and parts[1] != "*":
+            kind, sub = "*", parts[1]
+        elif parts[0] == "*" or _VERSION.fullmatch(parts[0]):
+            version, kind = parts[0], parts[1]
+        else:
+            kind, sub = parts[0], parts[1]
+    elif len(parts) == 3:
+        if parts[0] == "*" or _VERSION.fullmatch(parts[0]):
+            version, kind, sub = parts[0], parts[1], parts[2]
+        else:
+            group, version, kind = parts
+    else:
+        group, version, kind, sub = parts[0], parts[1], parts[2], "/".join(parts[3:])
+    if not sub and "." in kind:
+        kind, _, sub = kind.partition(".")
+    return KindSelector(group, version, kind, sub)
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """Admission user information from a userinfo file."""
+
+    username: str = ""
+    groups: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    cluster_roles: tuple[str, ...] = ()
+    uid: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ResourceView:
+    """What matching needs to know about a resource, computed once per resource."""
+
+    kind: str
+    group: str
+    version: str
+    name: str
+    namespace: str
+    labels: dict[str, Any]
+    annotations: dict[str, Any]
+
+    @classmethod
+    def of(cls, resource: dict) -> ResourceView:
+        api_version = resource.get("apiVersion") or ""
+        group, _, version = api_version.rpartition("/")
+        meta = resource.get("metadata") or {}
+        if not isinstance(meta, dict):
+            meta = {}
+        name = meta.get("name") or meta.get("generateName") or ""
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        return cls(
+            str(resource.get("kind") or ""), group, version, str(name),
+            str(meta.get("namespace") or ""), labels, annotations,
+        )
+
+
+NamespaceLabels = Callable[[str], "dict[str, Any] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The admission request as seen offline."""
+
+    operation: str = "CREATE"
+    user: UserInfo | None = None
+    namespace_labels: NamespaceLabels = lambda _ns: None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceFilter:
+    kinds: tuple[KindSelector, ...] = ()
+    name: str | None = None
+    names: tuple[str, ...] | None = None
+    namespaces: tuple[str, ...] | None = None
+    annotations: tuple[tuple[str, str], ...] | None = None
+    selector: LabelSelector | None = None
+    namespace_selector: LabelSelector | None = None
+    operations: tuple[str, ...] | None = None
+    roles: tuple[str, ...] = ()
+    cluster_roles: tuple[str, ...] = ()
+    subjects: tuple[dict, ...] = ()
+
+    @property
+    def has_resources(self) -> bool:
+        return bool(
+            self.kinds or self.name is not None or self.names or self.namespaces
+            or self.annotations or self.selector is not None
+            or self.namespace_selector is not None or self.operations
+        )
+
+    @property
+    def has_user_info(self) -> bool:
+        return bool(self.roles or self.cluster_roles or self.subjects)
+
+    def matches(self, res: ResourceView, request: Request, *, exclude: bool) -> bool:
+        use_user_info = self.has_user_info and (exclude or request.user is not None)
+        if not self.has_resources and not use_user_info:
+            return False  # an empty filter never matches
+        if self.operations is not None and request.operation not in self.operations:
+            return False
+        if self.kinds and not any(k.matches(res.group, res.version, res.kind) for k in self.kinds):
+            return False
+        if self.name is not None and not wildcard.match(self.name, res.name):
+            return False
+        if self.names is not None and not any(wildcard.match(n, res.name) for n in self.names):
+            return False
+        if self.namespaces is not None:
+            ns = res.name if res.kind == "Namespace" else res.namespace
+            if not any(wildcard.match(p, ns) for p in self.namespaces):
+                return False
+        if self.annotations is not None:
+            for key, value in self.annotations:
+                if not any(
+                    wildcard.match(key, k) and wildcard.match(value, str(v))
+                    for k, v in res.annotations.items()
+                ):
+                    return False
+        if self.selector is not None and not self.selector.matches(res.labels):
+            return False
+        if self.namespace_selector is not None:
+            if res.kind == "Namespace" or not res.kind:
+                return False
+            if not self.namespace_selector.matches(request.namespace_labels(res.namespace) or {}):
+                return False
+        if use_user_info and not self._user_matches(request.user):
+            return False
+        return True
+
+    def _user_matches(self, user: UserInfo | None) -> bool:
+        if user is None:
+            return False
+        if self.roles and not any(r in user.roles for r in self.roles):
+            return False
+        if self.cluster_roles and not any(r in user.cluster_roles for r in self.cluster_roles):
+            return False
+        if self.subjects and not any(_subject_matches(s, user) for s in self.subjects):
+            return False
+        return True
+
+
+def _subject_matches(subject: dict, user: UserInfo) -> bool:
+    kind, name = subject.get("kind"), str(subject.get("name") or "")
+    if kind == "ServiceAccount":
+        full = f"system:serviceaccount:{subject.get('namespace') or ''}:{name}"
+        return wildcard.match(full, user.username)
+    if kind == "User":
+        return wildcard.match(name, user.username)
+    if kind == "Group":
+        return any(wildcard.match(name, g) for g in user.groups)
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class MatchBlock:
+    """A match or exclude block: ``legacy`` (one filter), ``any`` or ``all``."""
+
+    mode: str
+    filters: tuple[ResourceFilter, ...]
+
+    def matches(self, res: ResourceView, request: Request, *, exclude: bool = False) -> bool:
+        if self.mode == "any":
+            return any(f.matches(res, request, exclude=exclude) for f in self.filters)
+        if self.mode == "all":
+            if not self.filters:
+                return False
+            return all(f.matches(res, request, exclude=exclude) for f in self.filters)
+        return bool(self.filters) and self.filters[0].matches(res, request, exclude=exclude)
+
+    def is_empty(self) -> bool:
+        return not self.filters
+
+    def kind_selectors(self) -> list[KindSelector]:
+        return [k for f in self.filters for k in f.kinds]
+
+
+def is_excluded(block: MatchBlock | None, res: ResourceView, request: Request) -> bool:
+    if block is None or block.is_empty():
+        return False
+    if block.mode == "any":
+        return any(
+            f.matches(res, request, exclude=True)
+            for f in block.filters
+            if f.has_resources or f.has_user_info
+        )
+    if block.mode == "all":
+        active = [f for f in block.filters if f.has_resources or f.has_user_info]
+        return bool(active) and all(f.matches(res, request, exclude=True) for f in active)
+    f = block.filters[0]
+    return (f.has_resources or f.has_user_info) and f.matches(res, request, exclude=True)
+
+
+def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> ResourceFilter:
+    """Compile one resource filter; problems found are appended as (pointer, message)."""
+    res = raw.get("resources") or {}
+    if not isinstance(res, dict):
+        problems.append((pointer + "/resources", "resources must be an object"))
+        res = {}
+    rp = pointer + "/resources"
+    kinds_raw = res.get("kinds") or []
+    if not isinstance(kinds_raw, list) or not all(isinstance(k, str) for k in kinds_raw):
+        problems.append((rp + "/kinds", "kinds must be a list of strings"))
+        kinds_raw = []
+    if res.get("name") is not None and res.get("names"):
+        problems.append((rp, "name and names are mutually exclusive"))
+
+    def strings(key: str) -> tuple[str, ...] | None:
+        value = res.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append((f"{rp}/{key}", f"{key} must be a list of strings"))
+            return None
+        return tuple(value)
+
+    def selector(key: str) -> LabelSelector | None:
+        if res.get(key) is None:
+            return None
+        sel, problem = parse_selector(res.get(key))
+        if problem:
+            problems.append((f"{rp}/{key}", problem))
+        return sel
+
+    annotations = res.get("annotations")
+    if annotations is not None and not isinstance(annotations, dict):
+        problems.append((rp + "/annotations", "annotations must be an object"))
+        annotations = None
+    roles = raw.get("roles") or []
+    for i, role in enumerate(roles):
+        if not isinstance(role, str) or role.count(":") != 1:
+            problems.append((f"{pointer}/roles/{i}", "role must look like namespace:name"))
+    subjects = raw.get("subjects") or []
+    for i, subj in enumerate(subjects):
+        if not isinstance(subj, dict) or subj.get("kind") not in ("User", "Group", "ServiceAccount"):
+            problems.append((f"{pointer}/subjects/{i}", "subject kind must be User, Group or ServiceAccount"))
+        elif not subj.get("name"):
+            problems.append((f"{pointer}/subjects/{i}", "subject name is required"))
+        elif subj.get("kind") == "ServiceAccount" and not subj.get("namespace"):
+            problems.append((f"{pointer}/subjects/{i}", "ServiceAccount subject needs a namespace"))
+    name = res.get("name")
+    return ResourceFilter(
+        kinds=tuple(parse_kind(k) for k in kinds_raw),
+        name=name if isinstance(name, str) else None,
+        names=strings("names"),
+        namespaces=strings("namespaces"),
+        annotations=tuple((str(k), str(v)) for k, v in annotations.items()) if annotations is not None else None,
+        selector=selector("selector"),
+        namespace_selector=selector("namespaceSelector"),
+        operations=strings("operations"),
+        roles=tuple(r for r in roles if isinstance(r, str)),
+        cluster_roles=tuple(r for r in (raw.get("clusterRoles") or []) if isinstance(r, str)),
+        subjects=tuple(s for s in subjects if isinstance(s, dict)),
+    )
+
+
+def parse_match_block(
+    raw: Any, problems: list[tuple[str, str]], pointer: str, *, require_kinds: bool
+) -> MatchBlock:
+    """Compile a match/exclude block with the validity checks of spec 1.7."""
+    if raw is None:
+        return MatchBlock("any", ())
+    if not isinstance(raw, dict):
+        problems.append((pointer, "must be an object"))
+        return MatchBlock("any", ())
+    has_any, has_all = raw.get("any") is not None, raw.get("all") is not None
+    has_legacy = bool(raw.get("resources")) or any(raw.get(k) for k in ("roles", "clusterRoles", "subjects"))
+    if has_any and has_all:
+        problems.append((pointer, "any and all cannot be used together"))
+    if (has_any or has_all) and has_legacy:
+        problems.append((pointer, "any/all cannot be used together with resources"))
+    if has_any or has_all:
+        mode = "any" if has_any else "all"
+        entries = raw.get(mode)
+        if not isinstance(entries, list):
+            problems.append((f"{pointer}/{mode}", f"{mode} must be a list"))
+            entries = []
+        filters = []
+        for i, entry in enumerate(entries):
+            fp = f"{pointer}/{mode}/{i}"
+            if not isinstance(entry, dict):
+                problems.append((fp, "filter must be an object"))
+                continue
+            f = parse_filter(entry, problems, fp)
+            if require_kinds and not f.kinds:
+                problems.append((fp + "/resources/kinds", "at least one kind is required"))
+            filters.append(f)
+        return MatchBlock(mode, tuple(filters))
+    if not has_legacy:
+        if require_kinds:
+            problems.append((pointer + "/resources/kinds", "at least one kind is required"))
+        return MatchBlock("legacy", ())
+    f = parse_filter(raw, problems, pointer)
+    if require_kinds and not f.kinds:
+        problems.append((pointer + "/resources/kinds", "at least one kind is required"))
+    return MatchBlock("legacy", (f,))

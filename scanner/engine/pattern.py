@@ -1,0 +1,436 @@
+"""The resource-versus-pattern walk of spec 4: anchors, lists, scalars, skip precedence.
+
+A pattern is compiled once into a tree of nodes; ``match_pattern`` walks a resource
+against it and returns ``None`` (pass) or a ``PatternError`` describing the outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from scanner.engine import wildcard
+from scanner.engine.anchor import Anchor, parse_key
+from scanner.engine.gofmt import is_number, parse_float
+from scanner.engine.operators import compare_scalar
+
+# error kinds
+FAIL = "fail"
+CONDITIONAL = "conditional"  # raised by a conditional anchor (skip-class, not aggregated)
+GLOBAL = "global"  # raised by a global anchor (skip-class, not aggregated)
+SKIP = "skip"  # aggregated skip (skip-class)
+NEGATION = "negation"
+
+_SKIP_CLASS = (CONDITIONAL, GLOBAL, SKIP)
+_ANCHOR_PHASE = (Anchor.CONDITIONAL, Anchor.EQUALITY, Anchor.NEGATION, Anchor.EXISTENCE)
+_PRESENCE = (Anchor.CONDITIONAL, Anchor.EXISTENCE, Anchor.NEGATION)
+
+
+@dataclass(slots=True)
+class PatternError:
+    """Why a pattern did not pass: kind, the path Kyverno reports, and its message."""
+
+    kind: str
+    path: str
+    message: str
+
+    @property
+    def is_skip(self) -> bool:
+        return self.kind in _SKIP_CLASS
+
+
+@dataclass(frozen=True, slots=True)
+class PatternOutcome:
+    """The result of matching one whole pattern (spec 4.10 before wording)."""
+
+    status: str  # "pass", "skip", "fail" or "error"
+    path: str = ""
+    message: str = ""
+
+
+def _wrap(err: PatternError, kind: str, prefix: str) -> PatternError:
+    return PatternError(kind, err.path, f"{prefix}: {err.message}")
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    return "float64"
+
+
+def _scalar_matches(value: Any, pattern: Any) -> bool:
+    """Resource value against a scalar pattern (spec 4.7)."""
+    if isinstance(pattern, str):
+        if isinstance(value, str) and value == pattern:
+            return True
+        return compare_scalar(value, pattern)
+    if isinstance(pattern, bool):
+        return isinstance(value, bool) and value == pattern
+    if pattern is None:
+        if value is None or value is False or value == "":
+            return True
+        return is_number(value) and value == 0
+    if is_number(pattern):
+        if isinstance(value, bool):
+            return False
+        if is_number(value):
+            return float(value) == float(pattern)
+        if isinstance(value, str):
+            parsed = parse_float(value)
+            return parsed is not None and parsed == float(pattern)
+        return False
+    return False
+
+
+class Node:
+    __slots__ = ()
+
+    def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
+        raise NotImplementedError
+
+
+class ScalarNode(Node):
+    __slots__ = ("pattern",)
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+
+    def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
+        pattern = self.pattern
+        if isinstance(value, list):
+            for item in value:
+                if not _scalar_matches(item, pattern):
+                    return PatternError(
+                        FAIL, path, f"resource value '{value}' does not match '{pattern}' at path {path}"
+                    )
+            return None
+        if not _scalar_matches(value, pattern):
+            return PatternError(FAIL, path, f"value '{value}' does not match '{pattern}' at path {path}")
+        return None
+
+
+class ListNode(Node):
+    __slots__ = ("mode", "items")
+
+    def __init__(self, raw: list) -> None:
+        if not raw:
+            self.mode = "empty"
+            self.items: list[Node] = []
+        elif isinstance(raw[0], dict):
+            self.mode = "maps"
+            self.items = [compile_node(raw[0])]
+        elif isinstance(raw[0], list):
+            self.mode = "positional"
+            self.items = [compile_node(item) for item in raw]
+        else:
+            self.mode = "scalar"
+            self.items = [ScalarNode(raw[0])]
+
+    def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
+        if not isinstance(value, list):
+            return PatternError(
+                FAIL,
+                path,
+                f"validation rule failed at path {path}, resource does not satisfy the expected overlay pattern",
+            )
+        mode = self.mode
+        if mode == "empty":
+            return PatternError(FAIL, path, "pattern Array empty")
+        if mode == "scalar":
+            return self.items[0].check(value, path, seen)
+        if mode == "maps":
+            node = self.items[0]
+            applied = 0
+            skips: list[PatternError] = []
+            for i, element in enumerate(value):
+                err = node.check(element, f"{path}{i}/", seen)
+                if err is None:
+                    applied += 1
+                elif err.kind in _SKIP_CLASS:
+                    skips.append(err)
+                else:
+                    return err
+            if skips and applied == 0:
+                return PatternError(SKIP, path, "; ".join(e.message for e in skips))
+            return None
+        # positional
+        if len(value) < len(self.items):
+            return PatternError(
+                FAIL,
+                "",
+                "validate Array failed, array length mismatch, resource Array len is "
+                f"{len(value)} and pattern Array len is {len(self.items)}",
+            )
+        applied = 0
+        skips = []
+        for i, node in enumerate(self.items):
+            err = node.check(value[i], f"{path}{i}/", seen)
+            if err is None:
+                applied += 1
+            elif err.kind in _SKIP_CLASS:
+                skips.append(err)
+            else:
+                return err
+        if skips and applied == 0:
+            return PatternError(SKIP, path, "; ".join(e.message for e in skips))
+        return None
+
+
+def _contains_anchor(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(parse_key(k)[0] is not Anchor.PLAIN or _contains_anchor(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_contains_anchor(v) for v in value)
+    return False
+
+
+class _Entry:
+    __slots__ = ("anchor", "existence", "full_key", "key", "node", "star")
+
+    def __init__(self, full_key: str, value: Any) -> None:
+        anchor, key = parse_key(full_key)
+        if anchor is Anchor.ADD_IF_NOT_PRESENT:  # not an anchor in validate: a literal key
+            anchor, key = Anchor.PLAIN, full_key
+        self.anchor = anchor
+        self.full_key = full_key
+        self.key = key
+        self.star = value == "*" and isinstance(value, str)
+        self.node = None if anchor is Anchor.NEGATION else compile_node(value)
+        self.existence: list[Node] | None = None
+        if anchor is Anchor.EXISTENCE and isinstance(value, list):
+            if all(isinstance(item, dict) for item in value):
+                self.existence = [compile_node(item) for item in value]
+
+
+class MapNode(Node):
+    __slots__ = ("anchors", "expansions", "plain", "presence", "raw")
+
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+        anchors: list[_Entry] = []
+        front: list[_Entry] = []
+        back: list[_Entry] = []
+        for full_key in sorted(raw):
+            entry = _Entry(full_key, raw[full_key])
+            if entry.anchor in _ANCHOR_PHASE:
+                anchors.append(entry)
+            elif entry.anchor is Anchor.GLOBAL or (
+                not isinstance(raw[full_key], str) and _contains_anchor(raw[full_key])
+            ):
+                front.append(entry)
+            else:
+                back.append(entry)
+        self.anchors = anchors
+        self.plain = list(reversed(front)) + back
+        self.presence = [(e.full_key, e.key) for e in anchors if e.anchor in _PRESENCE]
+        self.expansions = _metadata_expansions(raw)
+
+    def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
+        if not isinstance(value, dict):
+            return PatternError(
+                FAIL,
+                path,
+                f"pattern and resource have different structures. Path: {path}. "
+                f"Expected map[string]interface {{}}, found {_type_name(value)}",
+            )
+        if self.expansions is not None:
+            expanded = _expand_metadata(self, value)
+            if expanded is not self:
+                return expanded.check(value, path, seen)
+        for full_key, key in self.presence:
+            if not seen.get(full_key):
+                seen[full_key] = key in value
+        applied = 0
+        skips: list[PatternError] = []
+        has_direct_anchor_skip = False
+        for entry in self.anchors:
+            err = _check_entry(entry, value, path, seen)
+            if err is None:
+                applied += 1
+            elif err.kind in _SKIP_CLASS:
+                skips.append(err)
+                if err.kind != SKIP:
+                    has_direct_anchor_skip = True
+            elif has_direct_anchor_skip:
+                continue
+            else:
+                return err
+        if skips and (applied == 0 or has_direct_anchor_skip):
+            return PatternError(SKIP, path, "; ".join(e.message for e in skips))
+        for entry in self.plain:
+            err = _check_entry(entry, value, path, seen)
+            if err is not None:
+                return err
+        return None
+
+
+def _check_entry(entry: _Entry, resource: dict, path: str, seen: dict[str, bool]) -> PatternError | None:
+    anchor = entry.anchor
+    key = entry.key
+    present = key in resource
+    child_path = f"{path}{key}/"
+    if anchor is Anchor.PLAIN:
+        if entry.star:
+            if resource.get(key) is not None:
+                return None
+            return PatternError(FAIL, path, f"{path}/{key} not found")
+        return entry.node.check(resource.get(key), child_path, seen)  # type: ignore[union-attr]
+    if anchor is Anchor.CONDITIONAL:
+        if not present:
+            return PatternError(
+                CONDITIONAL, child_path,
+                "conditional anchor mismatch: conditional anchor key doesn't exist in the resource",
+            )
+        err = entry.node.check(resource[key], child_path, seen)  # type: ignore[union-attr]
+        if err is not None:
+            return PatternError(CONDITIONAL, err.path, f"conditional anchor mismatch: {err.message}")
+        return None
+    if anchor is Anchor.EQUALITY:
+        if not present:
+            return None
+        return entry.node.check(resource[key], child_path, seen)  # type: ignore[union-attr]
+    if anchor is Anchor.NEGATION:
+        if present:
+            return PatternError(
+                NEGATION, child_path,
+                f"negation anchor matched in resource: {child_path} is not allowed",
+            )
+        return None
+    if anchor is Anchor.GLOBAL:
+        if not present:
+            return None
+        err = entry.node.check(resource[key], child_path, seen)  # type: ignore[union-attr]
+        if err is not None:
+            return PatternError(GLOBAL, err.path, f"global anchor mismatch: {err.message}")
+        return None
+    # existence
+    if not present:
+        return None
+    items = resource[key]
+    if not isinstance(items, list):
+        return PatternError(
+            FAIL, child_path,
+            f"invalid resource type {_type_name(items)}: Existence ^ () anchor can be used only "
+            "on list/array type resource",
+        )
+    if entry.existence is None:
+        return PatternError(
+            FAIL, child_path,
+            "invalid pattern type: Pattern has to be of list of maps to compare against resource",
+        )
+    for pattern_map in entry.existence:
+        for i, element in enumerate(items):
+            if pattern_map.check(element, f"{child_path}{i}/", seen) is None:
+                break
+        else:
+            return PatternError(
+                FAIL, child_path, f"existence anchor validation failed at path {child_path}"
+            )
+    return None
+
+
+# -- metadata wildcard expansion (spec 4.3 step 1) -----------------------------------------
+
+
+def _find_key(mapping: dict, bare: str) -> str | None:
+    for k in mapping:
+        if parse_key(k)[1] == bare:
+            return k
+    return None
+
+
+def _metadata_expansions(raw: dict) -> tuple[str, tuple[str, ...]] | None:
+    meta_key = _find_key(raw, "metadata")
+    if meta_key is None or not isinstance(raw[meta_key], dict):
+        return None
+    tags = tuple(t for t in ("labels", "annotations") if isinstance(raw[meta_key].get(_find_key(raw[meta_key], t) or ""), dict))
+    if not tags:
+        return None
+    return meta_key, tags
+
+
+_EXPANDED_CACHE: dict[tuple[int, tuple], MapNode] = {}
+
+
+def _expand_metadata(node: MapNode, resource: dict) -> MapNode:
+    meta_key, tags = node.expansions  # type: ignore[misc]
+    resource_meta = resource.get("metadata")
+    if not isinstance(resource_meta, dict):
+        return node
+    pattern_meta = node.raw[meta_key]
+    signature = []
+    new_meta = None
+    for tag in tags:
+        p_key = _find_key(pattern_meta, tag)
+        r_key = _find_key(resource_meta, tag)
+        if p_key is None or r_key is None or not isinstance(resource_meta[r_key], dict):
+            continue
+        resource_tags = resource_meta[r_key]
+        rebuilt = {}
+        for k, v in pattern_meta[p_key].items():
+            if not isinstance(v, str):
+                continue
+            anchor, bare = parse_key(k)
+            if wildcard.has_wildcard(bare):
+                for rk in sorted(resource_tags):
+                    if wildcard.match(bare, rk):
+                        k = k.replace(bare, rk) if anchor is not Anchor.PLAIN else rk
+                        break
+            rebuilt[k] = v
+        if new_meta is None:
+            new_meta = dict(pattern_meta)
+        new_meta[p_key] = rebuilt
+        signature.append((tag, tuple(rebuilt)))
+    if new_meta is None:
+        return node
+    cache_key = (id(node), tuple(signature))
+    cached = _EXPANDED_CACHE.get(cache_key)
+    if cached is None:
+        raw = dict(node.raw)
+        raw[meta_key] = new_meta
+        cached = MapNode(raw)
+        cached.expansions = None
+        if len(_EXPANDED_CACHE) > 4096:
+            _EXPANDED_CACHE.clear()
+        _EXPANDED_CACHE[cache_key] = cached
+    return cached
+
+
+def compile_node(raw: Any) -> Node:
+    if isinstance(raw, dict):
+        return MapNode(raw)
+    if isinstance(raw, list):
+        node = ListNode(raw)
+        return node
+    return ScalarNode(raw)
+
+
+class CompiledPattern:
+    """A pattern compiled once; ``match`` evaluates it against one document."""
+
+    __slots__ = ("node", "raw")
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.node = compile_node(raw)
+
+    def match(self, document: Any) -> PatternOutcome:
+        seen: dict[str, bool] = {}
+        err = self.node.check(document, "/", seen)
+        if err is None:
+            return PatternOutcome("pass")
+        if err.kind in _SKIP_CLASS:
+            return PatternOutcome("skip", "", err.message)
+        if err.kind == NEGATION:
+            return PatternOutcome("fail", err.path, err.message)
+        if not all(seen.values()) or err.path == "":
+            return PatternOutcome("error", "", err.message)
+        return PatternOutcome("fail", err.path, err.message)

@@ -1,0 +1,414 @@
+"""Policy documents -> compiled ``Policy`` objects, with the validity checks of spec 1.7."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.engine.anchor import Anchor, parse_key, unknown_anchor
+from scanner.engine.match import KindSelector, MatchBlock, parse_match_block
+from scanner.engine.pattern import CompiledPattern
+from scanner.engine.selector import LabelSelector, parse_selector
+from scanner.engine.types import FailureAction
+from scanner.errors import Location, PolicyError
+
+POLICY_API_VERSIONS = ("kyverno.io/v1", "kyverno.io/v2beta1")
+POLICY_KINDS = ("ClusterPolicy", "Policy")
+AUTOGEN_ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
+_ACTIONS = ("Audit", "Enforce", "audit", "enforce")
+_HANDLERS = ("manifests", "podSecurity", "cel")
+
+
+class InvalidPolicyError(PolicyError):
+    """A policy that fails the validity checks; ``problems`` holds (pointer, message) pairs."""
+
+    def __init__(self, name: str, problems: list[tuple[str, str]]) -> None:
+        self.policy_name = name
+        self.problems = problems
+        first = problems[0]
+        text = "; ".join(f"{p or '/'}: {m}" for p, m in problems)
+        super().__init__(f"invalid policy {name}: {text}", Location(pointer=first[0] or None))
+
+
+def action_of(value: Any) -> FailureAction:
+    return FailureAction.ENFORCE if value in ("Enforce", "enforce") else FailureAction.AUDIT
+
+
+@dataclass(frozen=True, slots=True)
+class ActionOverride:
+    action: FailureAction
+    namespaces: tuple[str, ...] | None
+    namespace_selector: LabelSelector | None
+
+
+@dataclass(slots=True)
+class Rule:
+    """One validate rule, compiled. Generated autogen rules are Rules too."""
+
+    name: str
+    declared_name: str
+    raw: dict
+    match: MatchBlock
+    exclude: MatchBlock | None
+    validate: dict
+    handler: str | None
+    message: str
+    failure_action: FailureAction | None
+    overrides: tuple[ActionOverride, ...]
+    pattern: CompiledPattern | None = None
+    any_patterns: tuple[CompiledPattern, ...] | None = None
+    dynamic_pattern: bool = False
+    controller: str | None = None  # "Pod" rules; "controllers"/"CronJob" for autogen rules
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def kind_selectors(self) -> list[KindSelector]:
+        return self.match.kind_selectors()
+
+
+@dataclass(slots=True)
+class Policy:
+    kind: str
+    name: str
+    namespace: str
+    raw: dict
+    rules: list[Rule]
+    action: FailureAction
+    overrides: tuple[ActionOverride, ...]
+    background: bool
+    apply_one: bool
+    annotations: dict[str, str]
+    autogen_rules: dict[str, list[Rule]] = field(default_factory=dict)
+    autogen_controllers: frozenset[str] = frozenset()
+    digest: str = ""
+    _by_kind: dict[str, list[Rule]] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """``name`` for a ClusterPolicy, ``namespace/name`` for a Policy (as reports name it)."""
+        return f"{self.namespace}/{self.name}" if self.kind == "Policy" else self.name
+
+    @property
+    def title(self) -> str:
+        return self.annotations.get("policies.kyverno.io/title", "")
+
+    @property
+    def category(self) -> str:
+        return self.annotations.get("policies.kyverno.io/category", "")
+
+    @property
+    def severity(self) -> str:
+        return self.annotations.get("policies.kyverno.io/severity", "")
+
+    @property
+    def scored(self) -> bool:
+        return self.annotations.get("policies.kyverno.io/scored", "true") != "false"
+
+    def rules_for(self, kind: str) -> list[Rule]:
+        """The rules evaluated for a resource of ``kind``, in Kyverno's order (spec 10.2)."""
+        cached = self._by_kind.get(kind)
+        if cached is None:
+            if kind in self.autogen_controllers:
+                rules = [r for r in self.rules if not r.name.startswith("autogen-")]
+                rules += self.autogen_rules.get(kind, [])
+            else:
+                rules = list(self.rules)
+            cached = [r for r in rules if _may_match_kind(r, kind)]
+            self._by_kind[kind] = cached
+        return cached
+
+
+def _may_match_kind(rule: Rule, kind: str) -> bool:
+    selectors = rule.kind_selectors()
+    if rule.match.mode == "all":
+        # every filter must match: a filter with kinds must accept this kind
+        return all(
+            not f.kinds or any(_kind_ok(k, kind) for k in f.kinds) for f in rule.match.filters
+        )
+    return any(_kind_ok(k, kind) for k in selectors)
+
+
+def _kind_ok(selector: KindSelector, kind: str) -> bool:
+    from scanner.engine import wildcard
+
+    return wildcard.match(selector.kind, kind)
+
+
+def parse_overrides(raw: Any, problems: list[tuple[str, str]], pointer: str) -> tuple[ActionOverride, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.append((pointer, "must be a list"))
+        return ()
+    out = []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            problems.append((f"{pointer}/{i}", "must be an object"))
+            continue
+        action = entry.get("action")
+        if action not in _ACTIONS:
+            continue  # Kyverno ignores overrides with an unknown action
+        selector = None
+        if entry.get("namespaceSelector") is not None:
+            selector, problem = parse_selector(entry.get("namespaceSelector"))
+            if problem:
+                problems.append((f"{pointer}/{i}/namespaceSelector", problem))
+        namespaces = entry.get("namespaces")
+        out.append(
+            ActionOverride(
+                action_of(action),
+                tuple(str(n) for n in namespaces) if isinstance(namespaces, list) else None,
+                selector,
+            )
+        )
+    return tuple(out)
+
+
+def _handler_of(validate: dict) -> str | None:
+    if validate.get("manifests") and (validate["manifests"].get("attestors") if isinstance(validate["manifests"], dict) else True):
+        return "manifests"
+    if validate.get("podSecurity"):
+        return "podSecurity"
+    if validate.get("cel"):
+        return "cel"
+    if "deny" in validate and validate.get("deny") is not None:
+        return "deny"
+    if validate.get("pattern") is not None:
+        return "pattern"
+    if validate.get("anyPattern") is not None:
+        return "anyPattern"
+    if validate.get("foreach") is not None:
+        return "foreach"
+    return None
+
+
+def _has_template(value: Any) -> bool:
+    return "{{" in json.dumps(value) if value is not None else False
+
+
+def _has_reference(value: Any) -> bool:
+    return "$(" in json.dumps(value) if value is not None else False
+
+
+def compile_rule(
+    raw: dict,
+    problems: list[tuple[str, str]],
+    pointer: str,
+    *,
+    declared_name: str | None = None,
+    controller: str | None = None,
+) -> Rule:
+    """Compile one rule dict (declared or generated by autogen)."""
+    name = raw.get("name")
+    match = parse_match_block(raw.get("match"), problems, pointer + "/match", require_kinds=True)
+    exclude = None
+    if raw.get("exclude") is not None:
+        exclude = parse_match_block(raw.get("exclude"), problems, pointer + "/exclude", require_kinds=False)
+    validate = raw.get("validate") if isinstance(raw.get("validate"), dict) else {}
+    handler = _handler_of(validate) if validate else None
+    message = validate.get("message")
+    rule = Rule(
+        name=str(name),
+        declared_name=declared_name or str(name),
+        raw=raw,
+        match=match,
+        exclude=exclude,
+        validate=validate,
+        handler=handler,
+        message=message if isinstance(message, str) else "",
+        failure_action=action_of(validate["failureAction"]) if validate.get("failureAction") else None,
+        overrides=parse_overrides(validate.get("failureActionOverrides"), problems,
+                                  pointer + "/validate/failureActionOverrides"),
+        controller=controller,
+    )
+    unsupported = _unsupported(raw, validate, handler)
+    if unsupported:
+        rule.extra["unsupported"] = unsupported
+    if handler == "pattern":
+        _check_pattern(validate["pattern"], problems, pointer + "/validate/pattern")
+        if _has_template(validate["pattern"]) or _has_reference(validate["pattern"]):
+            rule.dynamic_pattern = True
+        else:
+            rule.pattern = CompiledPattern(validate["pattern"])
+    elif handler == "anyPattern":
+        any_pattern = validate["anyPattern"]
+        if isinstance(any_pattern, list):
+            for i, p in enumerate(any_pattern):
+                _check_pattern(p, problems, f"{pointer}/validate/anyPattern/{i}")
+            if _has_template(any_pattern) or _has_reference(any_pattern):
+                rule.dynamic_pattern = True
+            else:
+                rule.any_patterns = tuple(CompiledPattern(p) for p in any_pattern)
+    return rule
+
+
+def _unsupported(raw: dict, validate: dict, handler: str | None) -> str | None:
+    """Features the engine does not evaluate yet (they give an error result, never a pass)."""
+    if handler in ("deny", "foreach", "podSecurity", "cel", "manifests"):
+        return handler
+    if _has_reference(validate.get("pattern")) or _has_reference(validate.get("anyPattern")):
+        return "references"
+    if raw.get("context"):
+        return "context"
+    if raw.get("preconditions"):
+        return "preconditions"
+    if _has_template(validate.get("pattern")) or _has_template(validate.get("anyPattern")) or "{{" in (validate.get("message") or ""):
+        return "variables"
+    return None
+
+
+def _check_pattern(pattern: Any, problems: list[tuple[str, str]], pointer: str) -> None:
+    """Anchor syntax checks: unknown anchors, existence anchors need a list of objects."""
+    if isinstance(pattern, dict):
+        for key, value in pattern.items():
+            child = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"
+            prefix = unknown_anchor(key)
+            if prefix is not None:
+                problems.append((child, f"unknown anchor {prefix!r} in key {key!r}"))
+            anchor, _ = parse_key(key)
+            if anchor is Anchor.EXISTENCE and not (
+                isinstance(value, list) and all(isinstance(v, dict) for v in value)
+            ):
+                problems.append((child, "existence anchor ^() must have a list of objects as value"))
+            _check_pattern(value, problems, child)
+    elif isinstance(pattern, list):
+        for i, value in enumerate(pattern):
+            _check_pattern(value, problems, f"{pointer}/{i}")
+
+
+def parse_policy(doc: Any) -> Policy:
+    """Validate and compile one policy document; raises ``InvalidPolicyError``."""
+    from scanner.engine import autogen, policy_checks
+    from scanner.engine.digest import content_digest
+
+    problems: list[tuple[str, str]] = []
+    if not isinstance(doc, dict):
+        raise InvalidPolicyError("<unnamed>", [("", "a policy must be an object")])
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    name = meta.get("name")
+    display = name if isinstance(name, str) and name else "<unnamed>"
+    if doc.get("apiVersion") not in POLICY_API_VERSIONS:
+        problems.append(("/apiVersion", f"unsupported apiVersion {doc.get('apiVersion')!r} (want kyverno.io/v1 or kyverno.io/v2beta1)"))
+    kind = doc.get("kind")
+    if kind not in POLICY_KINDS:
+        problems.append(("/kind", f"unsupported kind {kind!r} (want ClusterPolicy or Policy)"))
+    if not isinstance(name, str) or not name:
+        problems.append(("/metadata/name", "metadata.name is required"))
+    namespace = meta.get("namespace") or ""
+    if kind == "ClusterPolicy" and namespace:
+        problems.append(("/metadata/namespace", "a ClusterPolicy must not have a namespace"))
+    if kind == "Policy" and not namespace:
+        namespace = "default"
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        problems.append(("/spec", "spec is required"))
+        raise InvalidPolicyError(display, problems)
+    action_raw = spec.get("validationFailureAction")
+    if action_raw is not None and action_raw not in _ACTIONS:
+        problems.append(("/spec/validationFailureAction", f"invalid validationFailureAction {action_raw!r}"))
+    background = spec.get("background", True) is not False
+    if spec.get("admission") is False and not background:
+        problems.append(("/spec", "admission and background cannot both be false"))
+    if kind == "Policy" and spec.get("validationFailureActionOverrides"):
+        problems.append(("/spec/validationFailureActionOverrides", "a namespaced Policy cannot have validationFailureActionOverrides"))
+    apply_rules = spec.get("applyRules")
+    if apply_rules is not None and apply_rules not in ("One", "All"):
+        problems.append(("/spec/applyRules", "applyRules must be One or All"))
+    overrides = parse_overrides(spec.get("validationFailureActionOverrides"), problems,
+                                "/spec/validationFailureActionOverrides")
+    raw_rules = spec.get("rules")
+    if not isinstance(raw_rules, list):
+        problems.append(("/spec/rules", "rules must be a list"))
+        raw_rules = []
+    rules: list[Rule] = []
+    seen_names: set[str] = set()
+    for i, raw in enumerate(raw_rules):
+        rp = f"/spec/rules/{i}"
+        if not policy_checks.check_rule_shape(raw, problems, rp, seen_names):
+            continue
+        contexts: list[tuple[str, str]] = []
+        policy_checks.check_context(raw.get("context"), problems, rp + "/context", contexts)
+        validate = raw.get("validate") if isinstance(raw.get("validate"), dict) else {}
+        for path, fe in _foreach_entries(validate.get("foreach")):
+            policy_checks.check_context(fe.get("context"), problems, f"{rp}/validate/foreach/{path}/context", contexts)
+        policy_checks.check_rule_variables(raw, problems, rp, background, contexts)
+        policy_checks.check_conditions(raw.get("preconditions"), problems, rp + "/preconditions")
+        if isinstance(validate.get("deny"), dict):
+            policy_checks.check_conditions(validate["deny"].get("conditions"), problems, rp + "/validate/deny/conditions")
+        for path, fe in _foreach_entries(validate.get("foreach")):
+            fp = f"{rp}/validate/foreach/{path}"
+            policy_checks.check_conditions(fe.get("preconditions"), problems, fp + "/preconditions", any_all_only=True)
+            if isinstance(fe.get("deny"), dict):
+                policy_checks.check_conditions(fe["deny"].get("conditions"), problems, fp + "/deny/conditions")
+        policy_checks.check_label_values(validate, problems, rp + "/validate")
+        if kind == "Policy":
+            for mode_ptr, f in _match_filters(raw.get("match"), rp + "/match"):
+                if isinstance(f.get("resources"), dict) and f["resources"].get("namespaces"):
+                    problems.append((mode_ptr + "/resources/namespaces", "a namespaced Policy cannot match namespaces"))
+        if background:
+            for part in ("match", "exclude"):
+                for fptr, f in _match_filters(raw.get(part), f"{rp}/{part}"):
+                    for key in ("roles", "clusterRoles", "subjects"):
+                        if f.get(key):
+                            problems.append((f"{fptr}/{key}", f"{key} are not allowed when background is true"))
+                    res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
+                    if part == "match" and any(k == "*" for k in res.get("kinds") or []):
+                        problems.append((f"{fptr}/resources/kinds", "wildcard kind '*' is not allowed when background is true"))
+        rules.append(compile_rule(raw, problems, rp))
+    if problems:
+        raise InvalidPolicyError(display, problems)
+    policy = Policy(
+        kind=str(kind),
+        name=str(name),
+        namespace=namespace if kind == "Policy" else "",
+        raw=doc,
+        rules=rules,
+        action=action_of(action_raw),
+        overrides=overrides,
+        background=background,
+        apply_one=apply_rules == "One",
+        annotations={str(k): str(v) for k, v in (meta.get("annotations") or {}).items()},
+        digest=content_digest(doc),
+    )
+    controllers = autogen.autogen_controllers(doc)
+    if controllers:
+        policy.autogen_controllers = controllers
+        generated: dict[str, list[Rule]] = {}
+        for i, raw in enumerate(raw_rules):
+            if not autogen.can_generate(raw):
+                continue
+            for target in ("controllers", "CronJob"):
+                new = autogen.generate_rule(raw, controllers, target)
+                if new is None:
+                    continue
+                gen_problems: list[tuple[str, str]] = []
+                rule = compile_rule(new, gen_problems, f"/spec/rules/{i}",
+                                    declared_name=raw["name"], controller=target)
+                if gen_problems:
+                    raise InvalidPolicyError(display, gen_problems)
+                kinds = [k for k in controllers if k != "CronJob"] if target == "controllers" else ["CronJob"]
+                for k in kinds:
+                    generated.setdefault(k, []).append(rule)
+        policy.autogen_rules = generated
+    return policy
+
+
+def _foreach_entries(raw: Any, prefix: str = "") -> list[tuple[str, dict]]:
+    out: list[tuple[str, dict]] = []
+    if not isinstance(raw, list):
+        return out
+    for i, fe in enumerate(raw):
+        if isinstance(fe, dict):
+            path = f"{prefix}{i}"
+            out.append((path, fe))
+            out += _foreach_entries(fe.get("foreach"), f"{path}/foreach/")
+    return out
+
+
+def _match_filters(block: Any, pointer: str) -> list[tuple[str, dict]]:
+    if not isinstance(block, dict):
+        return []
+    for mode in ("any", "all"):
+        if isinstance(block.get(mode), list):
+            return [(f"{pointer}/{mode}/{i}", f) for i, f in enumerate(block[mode]) if isinstance(f, dict)]
+    return [(pointer, block)]

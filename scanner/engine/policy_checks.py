@@ -1,0 +1,221 @@
+"""The policy validity checks of spec 1.7 that are not part of compiling match blocks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from scanner.engine.conditions import OPERATORS
+
+_VARIABLE = re.compile(r"(?<!\\)\{\{(.*?)\}\}", re.DOTALL)
+_RULE_TYPES = ("validate", "mutate", "generate", "verifyImages")
+_RESERVED_CONTEXT = ("images", "request", "serviceAccountName", "serviceAccountNamespace",
+                     "element", "elementIndex")
+_CONTEXT_SOURCES = ("configMap", "apiCall", "variable", "imageRegistry", "globalReference")
+_USER_INFO_VARS = ("request.userInfo", "request.roles", "request.clusterRoles",
+                   "serviceAccountName", "serviceAccountNamespace")
+_BUILTIN_ROOT = re.compile(
+    r"(request\.|request$|serviceAccountName|serviceAccountNamespace|element|@|images|image\.|"
+    r"[A-Za-z_][A-Za-z0-9_]*\s*\()"
+)
+_OPERATIONS = {"CREATE", "UPDATE", "DELETE", "CONNECT"}
+
+Problems = list[tuple[str, str]]
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def walk_strings(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    """Every string (map keys included) in ``value`` with its JSON pointer."""
+    if isinstance(value, str):
+        yield pointer, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            child = f"{pointer}/{_escape(str(k))}"
+            yield child, str(k)
+            yield from walk_strings(v, child)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from walk_strings(v, f"{pointer}/{i}")
+
+
+def variables_in(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    for ptr, text in walk_strings(value, pointer):
+        if "{{" in text:
+            for m in _VARIABLE.finditer(text):
+                expr = m.group(1).replace("{{", "").strip()
+                yield ptr, expr[1:].strip() if expr.startswith("-") else expr
+
+
+def check_conditions(raw: Any, problems: Problems, pointer: str, *, any_all_only: bool = False) -> None:
+    if raw is None:
+        return
+    if isinstance(raw, list):
+        if any_all_only:
+            problems.append((pointer, "preconditions must use any/all"))
+            return
+        blocks = [(pointer, raw)]
+    elif isinstance(raw, dict):
+        unknown = set(raw) - {"any", "all"}
+        if unknown:
+            problems.append((pointer, f"unknown condition block field {sorted(unknown)[0]!r}"))
+        blocks = [(f"{pointer}/{k}", raw[k]) for k in ("any", "all") if raw.get(k) is not None]
+    else:
+        problems.append((pointer, "conditions must be a list or an object with any/all"))
+        return
+    for bp, conditions in blocks:
+        if not isinstance(conditions, list):
+            problems.append((bp, "must be a list of conditions"))
+            continue
+        for i, cond in enumerate(conditions):
+            cp = f"{bp}/{i}"
+            if not isinstance(cond, dict):
+                problems.append((cp, "condition must be an object"))
+                continue
+            if "key" not in cond:
+                problems.append((cp, "condition key is required"))
+            op = cond.get("operator")
+            if op is None:
+                problems.append((cp, "condition operator is required"))
+            elif op not in OPERATORS:
+                problems.append((cp + "/operator", f"unknown condition operator {op!r}"))
+            key = cond.get("key")
+            if isinstance(key, str) and key.replace(" ", "") == "{{request.operation}}":
+                values = cond.get("value")
+                values = values if isinstance(values, list) else [values]
+                bad = [v for v in values if isinstance(v, str) and "{{" not in v and v not in _OPERATIONS]
+                if bad:
+                    problems.append((cp + "/value", f"invalid operation {bad[0]!r}: must be one of CREATE, UPDATE, DELETE, CONNECT"))
+
+
+def check_context(entries: Any, problems: Problems, pointer: str, names: list[tuple[str, str]]) -> None:
+    """Check context entries; appends (name, source type) of valid ones to ``names``."""
+    if entries is None:
+        return
+    if not isinstance(entries, list):
+        problems.append((pointer, "context must be a list"))
+        return
+    import jmespath
+
+    for i, entry in enumerate(entries):
+        ep = f"{pointer}/{i}"
+        if not isinstance(entry, dict):
+            problems.append((ep, "context entry must be an object"))
+            continue
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            problems.append((ep + "/name", "context entry name is required"))
+            continue
+        if any(name == r or name.startswith(r) for r in _RESERVED_CONTEXT):
+            problems.append((ep + "/name", f"context entry name {name!r} is reserved"))
+        sources = [s for s in _CONTEXT_SOURCES if entry.get(s) is not None]
+        if len(sources) != 1:
+            problems.append((ep, "a context entry needs exactly one of " + ", ".join(_CONTEXT_SOURCES)))
+            continue
+        source = sources[0]
+        body = entry[source]
+        if not isinstance(body, dict):
+            problems.append((f"{ep}/{source}", "must be an object"))
+            continue
+        if source == "variable":
+            if body.get("value") is None and not body.get("jmesPath"):
+                problems.append((f"{ep}/variable", "a variable needs value or jmesPath"))
+            if body.get("default") is not None and not body.get("jmesPath"):
+                problems.append((f"{ep}/variable/default", "default is allowed only with jmesPath"))
+        if source == "configMap" and (not body.get("name") or not body.get("namespace")):
+            problems.append((f"{ep}/configMap", "configMap needs name and namespace"))
+        expr = body.get("jmesPath")
+        if isinstance(expr, str) and expr and "{{" not in expr:
+            try:
+                jmespath.compile(expr)
+            except jmespath.exceptions.JMESPathError as exc:
+                problems.append((f"{ep}/{source}/jmesPath", f"invalid JMESPath {expr!r}: {exc}"))
+        names.append((name, source))
+
+
+def _root_allowed(expr: str, contexts: list[tuple[str, str]]) -> bool:
+    if _BUILTIN_ROOT.match(expr):
+        return True
+    for name, source in contexts:
+        if source == "configMap":
+            if expr == name or expr.startswith((f"{name}.data", f"{name}.metadata")):
+                return True
+        elif expr.startswith(name):
+            return True
+    return False
+
+
+def check_rule_variables(rule: dict, problems: Problems, pointer: str, background: bool,
+                         contexts: list[tuple[str, str]]) -> None:
+    for part in ("match", "exclude"):
+        for ptr, _expr in variables_in(rule.get(part), f"{pointer}/{part}"):
+            problems.append((ptr, f"variables are not allowed in {part}"))
+    body = {k: v for k, v in rule.items() if k not in ("match", "exclude", "name")}
+    validate = rule.get("validate") if isinstance(rule.get("validate"), dict) else {}
+    foreach_ptr = f"{pointer}/validate/foreach"
+    for ptr, expr in variables_in(body, pointer):
+        inside_foreach = ptr.startswith(foreach_ptr) and validate.get("foreach") is not None
+        if expr.startswith("element") and not inside_foreach:
+            problems.append((ptr, f"variable {expr!r} is allowed only inside foreach"))
+        if background and expr.startswith(_USER_INFO_VARS):
+            problems.append((ptr, f"variable {expr!r} is not allowed when background is true"))
+        if not _root_allowed(expr, contexts):
+            problems.append((ptr, f"variable {expr!r} is not defined (not a built-in variable nor a context entry)"))
+
+
+def check_label_values(validate: dict, problems: Problems, pointer: str) -> None:
+    """Label and annotation values in patterns must be strings (plain keys only)."""
+    patterns: list[tuple[str, Any]] = []
+    if validate.get("pattern") is not None:
+        patterns.append((f"{pointer}/pattern", validate["pattern"]))
+    if isinstance(validate.get("anyPattern"), list):
+        patterns += [(f"{pointer}/anyPattern/{i}", p) for i, p in enumerate(validate["anyPattern"])]
+    foreach = validate.get("foreach")
+    if isinstance(foreach, list) and foreach and isinstance(foreach[0], dict) and foreach[0].get("pattern") is not None:
+        patterns.append((f"{pointer}/foreach/0/pattern", foreach[0]["pattern"]))
+    for ptr, pattern in patterns:
+        if not isinstance(pattern, dict):
+            continue
+        candidates = [(f"{ptr}/metadata", pattern.get("metadata"))]
+        spec = pattern.get("spec")
+        if isinstance(spec, dict) and isinstance(spec.get("template"), dict):
+            candidates.append((f"{ptr}/spec/template/metadata", spec["template"].get("metadata")))
+        for mp, meta in candidates:
+            if not isinstance(meta, dict):
+                continue
+            for tag in ("labels", "annotations"):
+                values = meta.get(tag)
+                if isinstance(values, dict):
+                    for k, v in values.items():
+                        if not isinstance(v, str):
+                            problems.append((f"{mp}/{tag}/{_escape(k)}", f"{tag} values must be strings"))
+
+
+def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str]) -> bool:
+    if not isinstance(rule, dict):
+        problems.append((pointer, "rule must be an object"))
+        return False
+    name = rule.get("name")
+    if not isinstance(name, str) or not name:
+        problems.append((pointer + "/name", "rule name is required"))
+        return False
+    if len(name) > 63:
+        problems.append((pointer + "/name", "rule name must be at most 63 characters"))
+    if name in names:
+        problems.append((pointer + "/name", f"duplicate rule name {name!r}"))
+    names.add(name)
+    types = [t for t in _RULE_TYPES if rule.get(t)]
+    if len(types) != 1:
+        problems.append((pointer, "a rule must have exactly one of validate, mutate, generate, verifyImages"
+                         + (f" (found {', '.join(types)})" if types else "")))
+    validate = rule.get("validate")
+    if isinstance(validate, dict):
+        action = validate.get("failureAction")
+        if action is not None and action not in ("Audit", "Enforce"):
+            problems.append((pointer + "/validate/failureAction", "failureAction must be Audit or Enforce"))
+        if validate.get("cel") and rule.get("context"):
+            problems.append((pointer + "/context", "CEL rules cannot have context entries"))
+    return True

@@ -1,0 +1,101 @@
+"""Kyverno CLI values (``cli.kyverno.io/v1alpha1`` Values) and user info, as engine data (spec 14.3-14.4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.engine.match import UserInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    global_values: dict[str, Any] = field(default_factory=dict)
+    # policy name -> resource name -> values
+    resource_values: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # policy name -> rule name -> values
+    rule_values: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    namespace_labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    subresources: tuple[dict, ...] = ()
+
+    def for_resource(self, policy: str, resource: str) -> dict[str, Any]:
+        """Global values overlaid with this policy's values for the resource (by name)."""
+        out = dict(self.global_values)
+        out.update(self.resource_values.get(policy, {}).get(resource, {}))
+        return out
+
+    def for_rule(self, policy: str, rule: str) -> dict[str, Any]:
+        rules = self.rule_values.get(policy, {})
+        if rule in rules:
+            return rules[rule]
+        for prefix in ("autogen-cronjob-", "autogen-"):
+            if rule.startswith(prefix) and rule[len(prefix):] in rules:
+                return rules[rule[len(prefix):]]
+        return {}
+
+    def operation(self, policy: str, resource: str) -> str:
+        op = self.for_resource(policy, resource).get("request.operation")
+        return op if op in ("CREATE", "UPDATE", "DELETE", "CONNECT") else "CREATE"
+
+    def labels_of(self, namespace: str) -> dict[str, Any] | None:
+        return self.namespace_labels.get(namespace)
+
+
+class ValuesError(ValueError):
+    """A values or user info document has the wrong shape; the message names the field."""
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValuesError(f"{where} must be an object")
+    return value
+
+
+def parse_values(doc: Any) -> Values:
+    """Parse a Values document (also accepts the bare ValuesSpec of a Test's inline ``values``)."""
+    doc = _mapping(doc, "values")
+    resource_values: dict[str, dict[str, dict[str, Any]]] = {}
+    rule_values: dict[str, dict[str, dict[str, Any]]] = {}
+    for i, pol in enumerate(doc.get("policies") or []):
+        pol = _mapping(pol, f"policies[{i}]")
+        name = str(pol.get("name") or "")
+        for j, res in enumerate(pol.get("resources") or []):
+            res = _mapping(res, f"policies[{i}].resources[{j}]")
+            resource_values.setdefault(name, {})[str(res.get("name") or "")] = _mapping(
+                res.get("values"), f"policies[{i}].resources[{j}].values"
+            )
+        for j, rule in enumerate(pol.get("rules") or []):
+            rule = _mapping(rule, f"policies[{i}].rules[{j}]")
+            rule_values.setdefault(name, {})[str(rule.get("name") or "")] = _mapping(
+                rule.get("values"), f"policies[{i}].rules[{j}].values"
+            )
+    labels: dict[str, dict[str, Any]] = {}
+    for i, entry in enumerate(doc.get("namespaceSelector") or []):
+        entry = _mapping(entry, f"namespaceSelector[{i}]")
+        labels[str(entry.get("name") or "")] = _mapping(entry.get("labels"), f"namespaceSelector[{i}].labels")
+    for i, ns in enumerate(doc.get("namespaces") or []):
+        meta = _mapping(_mapping(ns, f"namespaces[{i}]").get("metadata"), f"namespaces[{i}].metadata")
+        labels[str(meta.get("name") or "")] = _mapping(meta.get("labels"), f"namespaces[{i}].metadata.labels")
+    return Values(
+        global_values=_mapping(doc.get("globalValues"), "globalValues"),
+        resource_values=resource_values,
+        rule_values=rule_values,
+        namespace_labels=labels,
+        subresources=tuple(doc.get("subresources") or ()),
+    )
+
+
+def parse_userinfo(doc: Any) -> UserInfo:
+    """Parse a ``UserInfo`` document (roles, clusterRoles, userInfo.username/groups)."""
+    doc = _mapping(doc, "userinfo")
+    info = _mapping(doc.get("userInfo"), "userInfo")
+    return UserInfo(
+        username=str(info.get("username") or ""),
+        groups=tuple(str(g) for g in info.get("groups") or ()),
+        roles=tuple(str(r) for r in doc.get("roles") or ()),
+        cluster_roles=tuple(str(r) for r in doc.get("clusterRoles") or ()),
+        uid=str(info.get("uid") or ""),
+        extra=_mapping(info.get("extra"), "userInfo.extra"),
+    )

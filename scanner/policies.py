@@ -1,0 +1,102 @@
+"""Find and load policy files -> compiled engine policies, with file:line locations."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scanner.engine.policy import InvalidPolicyError, Policy, parse_policy
+from scanner.errors import Location, ManifestError, PolicyError
+from scanner.yamldoc import YamlDocument, iter_documents
+
+YAML_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(slots=True)
+class PolicySet:
+    """Policies loaded from files; invalid ones are kept as located errors, never dropped."""
+
+    policies: list[Policy] = field(default_factory=list)
+    errors: list[PolicyError] = field(default_factory=list)
+    invalid_names: set[str] = field(default_factory=set)
+    other_documents: list[YamlDocument] = field(default_factory=list)
+
+    def extend(self, other: PolicySet) -> None:
+        self.policies += other.policies
+        self.errors += other.errors
+        self.invalid_names |= other.invalid_names
+        self.other_documents += other.other_documents
+
+
+def iter_yaml_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Files named directly, and YAML/JSON files under directories (recursively, sorted)."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for dirpath, dirnames, filenames in os.walk(path):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for name in sorted(filenames):
+                    if name.endswith(YAML_SUFFIXES):
+                        yield Path(dirpath) / name
+        else:
+            yield path
+
+
+def _located(exc: InvalidPolicyError, doc: YamlDocument) -> list[PolicyError]:
+    out = []
+    for pointer, message in exc.problems:
+        loc = doc.locate(pointer)
+        out.append(PolicyError(f"invalid policy {exc.policy_name}: {message}", loc))
+    return out
+
+
+def _policy_documents(doc: YamlDocument) -> Iterator[tuple[YamlDocument, str]]:
+    """Policy documents, expanding ``kind: List`` (items keep their own positions)."""
+    data = doc.data
+    if isinstance(data, dict) and data.get("kind") == "List" and isinstance(data.get("items"), list):
+        for i, item in enumerate(data["items"]):
+            sub = YamlDocument(item, doc.path, doc.index, doc.line, doc.node)
+            yield sub, f"/items/{i}"
+    else:
+        yield doc, ""
+
+
+def load_policy_text(text: str | bytes, path: str) -> PolicySet:
+    """Policies in one file's text; non-policy documents are kept aside for the caller."""
+    result = PolicySet()
+    try:
+        documents = list(iter_documents(text, path, keep_nodes=True))
+    except ManifestError as exc:
+        result.errors.append(PolicyError(exc.message, exc.location))
+        return result
+    for doc in documents:
+        for sub, prefix in _policy_documents(doc):
+            data = sub.data
+            if not isinstance(data, dict) or data.get("kind") not in ("ClusterPolicy", "Policy") or not str(
+                data.get("apiVersion", "")
+            ).startswith("kyverno.io/"):
+                result.other_documents.append(sub)
+                continue
+            try:
+                result.policies.append(parse_policy(data))
+            except InvalidPolicyError as exc:
+                shifted = InvalidPolicyError(exc.policy_name, [(prefix + p, m) for p, m in exc.problems])
+                result.errors.extend(_located(shifted, doc))
+                meta = data.get("metadata") or {}
+                result.invalid_names.add(str(meta.get("name") or ""))
+    return result
+
+
+def load_policies(paths: Iterable[str | os.PathLike[str]]) -> PolicySet:
+    """Load every policy under ``paths``; unreadable files become located errors."""
+    result = PolicySet()
+    for path in iter_yaml_files(paths):
+        try:
+            text = path.read_bytes()
+        except OSError as exc:
+            result.errors.append(PolicyError(f"cannot read policy file: {exc.strerror}", Location(str(path))))
+            continue
+        result.extend(load_policy_text(text, str(path)))
+    return result
