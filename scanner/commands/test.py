@@ -43,14 +43,14 @@ def _print_table(suites: list, fail_only: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     for suite in suites:
-        console.print(f"Test {suite.name} ({suite.path})")
+        click.echo(f"Test {suite.name} ({suite.path})")
         if suite.error:
-            console.print(f"  [red]error:[/red] {suite.error}", markup=True)
+            click.echo(f"  error: {suite.error}")
             continue
         for warning in suite.warnings:
-            console.print(f"  warning: {warning}", markup=False)
+            click.echo(f"  warning: {warning}")
         table = Table(show_lines=False)
         for col in ("#", "Policy", "Rule", "Resource", "Result", "Reason"):
             table.add_column(col)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from scanner.engine.match import Request, ResourceView, is_excluded
+from scanner.engine.podsecurity import evaluate_pod_security
 from scanner.engine.policy import ActionOverride, Policy, Rule
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
 from scanner.engine.validate import check_any_pattern, check_pattern
@@ -89,4 +90,11 @@ def _run_rule(rule: Rule, resource: dict, request: Request) -> tuple[RuleStatus 
         if rule.any_patterns is None:
             return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
         return check_any_pattern(rule, rule.any_patterns, resource, rule.message)
+    if rule.handler == "podSecurity":
+        if request.operation == "DELETE":
+            return None, "", ""
+        spec = rule.validate["podSecurity"]
+        pss = evaluate_pod_security(resource, rule.name, str(spec.get("level") or ""),
+                                    spec.get("version"), spec.get("exclude") or [])
+        return pss.status, pss.message, ""
     return RuleStatus.ERROR, f"not supported yet: {rule.handler}", ""

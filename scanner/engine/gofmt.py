@@ -153,15 +153,3 @@ def to_text(value: Any) -> str:
         return value
     return to_json(value)
 
-
-def parse_float(text: str) -> float | None:
-    """Go ``strconv.ParseFloat(s, 64)`` for decimal input; None when it fails."""
-    if not text or text != text.strip() or "_" in text:
-        return None
-    lowered = text.lower().lstrip("+-")
-    if lowered.startswith("0x"):
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return None

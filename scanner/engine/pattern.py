@@ -11,8 +11,9 @@ from typing import Any
 
 from scanner.engine import wildcard
 from scanner.engine.anchor import Anchor, parse_key
-from scanner.engine.gofmt import is_number, parse_float
+from scanner.engine.gofmt import is_number
 from scanner.engine.operators import compare_scalar
+from scanner.engine.operators import parse_go_float as parse_float
 
 # error kinds
 FAIL = "fail"
@@ -118,7 +119,7 @@ class ScalarNode(Node):
 
 
 class ListNode(Node):
-    __slots__ = ("mode", "items")
+    __slots__ = ("items", "mode")
 
     def __init__(self, raw: list) -> None:
         if not raw:

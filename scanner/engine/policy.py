@@ -224,6 +224,16 @@ def compile_rule(
     unsupported = _unsupported(raw, validate, handler)
     if unsupported:
         rule.extra["unsupported"] = unsupported
+    if handler == "podSecurity":
+        from scanner.engine.podsecurity import validate_pod_security_spec
+
+        spec = validate["podSecurity"]
+        if not isinstance(spec, dict):
+            problems.append((pointer + "/validate/podSecurity", "podSecurity must be an object"))
+        else:
+            for problem in validate_pod_security_spec(spec):
+                field, _, text = problem.partition(": ")
+                problems.append((f"{pointer}/validate/podSecurity/{field}", text))
     if handler == "pattern":
         _check_pattern(validate["pattern"], problems, pointer + "/validate/pattern")
         if _has_template(validate["pattern"]) or _has_reference(validate["pattern"]):
@@ -244,7 +254,7 @@ def compile_rule(
 
 def _unsupported(raw: dict, validate: dict, handler: str | None) -> str | None:
     """Features the engine does not evaluate yet (they give an error result, never a pass)."""
-    if handler in ("deny", "foreach", "podSecurity", "cel", "manifests"):
+    if handler in ("deny", "foreach", "cel", "manifests"):
         return handler
     if _has_reference(validate.get("pattern")) or _has_reference(validate.get("anyPattern")):
         return "references"

@@ -1,0 +1,121 @@
+"""``scanner apply``: evaluate policies against manifests like ``kyverno apply``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+import click
+
+from scanner.engine.evaluate import evaluate_policy
+from scanner.engine.match import Request, ResourceView
+from scanner.engine.policy import Policy
+from scanner.engine.types import FailureAction, RuleResult, RuleStatus
+from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
+from scanner.errors import ManifestError, ScannerError
+from scanner.manifests import LoadedResource, iter_resources
+from scanner.policies import load_policies
+from scanner.yamldoc import load_documents
+
+
+def _read_doc(path: str) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            docs = load_documents(fh.read(), path)
+    except OSError as exc:
+        raise ScannerError(f"cannot read {path}: {exc.strerror}") from exc
+    return docs[0].data if docs else {}
+
+
+@click.command("apply")
+@click.argument("policy_paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--resource", "-r", "resources", multiple=True, required=True,
+              type=click.Path(exists=True), help="Manifest file or directory (repeatable).")
+@click.option("--values-file", "-f", type=click.Path(exists=True, dir_okay=False), help="Kyverno Values file.")
+@click.option("--userinfo", "-u", type=click.Path(exists=True, dir_okay=False), help="Kyverno UserInfo file.")
+@click.option("--output", "-o", type=click.Choice(["table", "json", "policy-report"]), default="table",
+              show_default=True)
+@click.option("--audit-warn", is_flag=True, help="Report failures of Audit policies as warnings.")
+def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file: str | None,
+          userinfo: str | None, output: str, audit_warn: bool) -> int:
+    """Apply the policies under POLICY_PATHS to the manifests given with --resource."""
+    policy_set = load_policies(policy_paths)
+    for err in policy_set.errors:
+        click.echo(f"error: {err}", err=True)
+    try:
+        values = parse_values(_read_doc(values_file)) if values_file else Values()
+        user = parse_userinfo(_read_doc(userinfo)) if userinfo else None
+    except ValuesError as exc:
+        raise ScannerError(str(exc)) from exc
+    errors: list[ManifestError] = []
+    evaluated: list[tuple[LoadedResource, Policy, RuleResult]] = []
+    for loaded in iter_resources(resources, errors):
+        view = ResourceView.of(loaded.resource)
+        for policy in policy_set.policies:
+            request = Request(operation=values.operation(policy.name, view.name), user=user,
+                              namespace_labels=values.labels_of)
+            for result in evaluate_policy(policy, loaded.resource, request, view):
+                if audit_warn and result.status is RuleStatus.FAIL and _policy_action(policy) is FailureAction.AUDIT:
+                    result = _as_warn(result)
+                evaluated.append((loaded, policy, result))
+    for err in errors:
+        click.echo(f"error: {err}", err=True)
+    if output == "json":
+        sys.stdout.write(json.dumps([_row(lr, p, r) for lr, p, r in evaluated], indent=1) + "\n")
+    elif output == "policy-report":
+        from scanner.policy_report import policy_reports
+
+        docs = policy_reports(evaluated, time.time())
+        import yaml
+
+        sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
+    else:
+        _print_summary(evaluated)
+    enforce_fail = any(r.status is RuleStatus.FAIL and r.action is FailureAction.ENFORCE for _, _, r in evaluated)
+    has_error = any(r.status is RuleStatus.ERROR for _, _, r in evaluated)
+    return 1 if enforce_fail or has_error or errors or policy_set.errors else 0
+
+
+def _policy_action(policy: Policy) -> FailureAction:
+    for rule in policy.rules:
+        if rule.failure_action is not None:
+            return rule.failure_action
+    return policy.overrides[0].action if policy.overrides else policy.action
+
+
+def _as_warn(result: RuleResult) -> RuleResult:
+    from dataclasses import replace
+
+    return replace(result, status=RuleStatus.WARN)
+
+
+def _row(loaded: LoadedResource, policy: Policy, r: RuleResult) -> dict[str, Any]:
+    res = loaded.resource
+    meta = res.get("metadata") or {}
+    return {
+        "policy": r.policy, "rule": r.rule, "status": str(r.status), "message": r.message,
+        "path": r.path, "action": str(r.action),
+        "resource": {"apiVersion": res.get("apiVersion"), "kind": res.get("kind"),
+                     "namespace": meta.get("namespace") or "", "name": meta.get("name") or ""},
+        "source": {"file": loaded.path, "document": loaded.document, "item": loaded.item, "line": loaded.line},
+        "severity": policy.severity, "category": policy.category,
+    }
+
+
+def _print_summary(evaluated: list[tuple[LoadedResource, Policy, RuleResult]]) -> None:
+    counts: Counter[str] = Counter()
+    for loaded, policy, r in evaluated:
+        counts[str(r.status)] += 1
+        if r.status in (RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.ERROR):
+            res = loaded.resource
+            meta = res.get("metadata") or {}
+            ident = "/".join(x for x in (res.get("kind"), meta.get("namespace"), meta.get("name")) if x)
+            click.echo(f"{r.status.upper()} policy {r.policy} -> resource {ident} ({loaded.path}:{loaded.line})")
+            click.echo(f"  {r.rule}: {r.message}")
+    click.echo(
+        f"\npass: {counts['pass']}, fail: {counts['fail']}, warn: {counts['warn']}, "
+        f"error: {counts['error']}, skip: {counts['skip']}"
+    )

@@ -1,0 +1,112 @@
+"""``scanner test`` and ``scanner apply`` end to end, through the CLI entry point."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from scanner.cli import main
+
+CASES = pathlib.Path(__file__).resolve().parents[1] / "cases"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_test_command_json_rows_per_policy_rule_resource(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "test", str(CASES / "pattern-anchors"), "--output", "json")
+    doc = json.loads(out)
+    got = {(r["policy"], r["rule"], f'{r["kind"]}/{r["namespace"]}/{r["resource"]}'): r["actual"]
+           for t in doc["tests"] for r in t["results"]}
+    assert got == {
+        ("image-rules", "latest-needs-always", "Pod/default/pinned"): "skip",
+        ("image-rules", "latest-needs-always", "Pod/default/latest-always"): "pass",
+        ("image-rules", "latest-needs-always", "Pod/team/latest-ifnotpresent"): "fail",
+        ("image-rules", "autogen-latest-needs-always", "Deployment/default/web"): "fail",
+        ("image-rules", "no-host-pid", "Pod/default/pinned"): "pass",
+        ("image-rules", "no-host-pid", "Pod/default/latest-always"): "pass",
+        ("image-rules", "no-host-pid", "Pod/team/latest-ifnotpresent"): "fail",
+    }
+    assert doc["summary"] == {"passed": 7, "failed": 0, "errors": 0}
+    assert code == 0
+
+
+def test_test_command_table_ends_with_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "test", str(CASES))
+    assert out.rstrip().splitlines()[-1] == "7 passed, 0 failed"
+    assert code == 0
+
+
+def test_test_command_mismatch_exits_1(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = tmp_path / "s"
+    suite.mkdir()
+    for name in ("policy.yaml", "resources.yaml"):
+        (suite / name).write_text((CASES / "pattern-anchors" / name).read_text())
+    (suite / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: s}\n"
+        "policies: [policy.yaml]\nresources: [resources.yaml]\n"
+        "results:\n- {policy: image-rules, rule: no-host-pid, kind: Pod, resources: [pinned], result: fail}\n")
+    code, out, _ = run(capsys, "test", str(suite), "--output", "json")
+    [row] = json.loads(out)["tests"][0]["results"]
+    assert (row["actual"], row["ok"]) == ("pass", False)
+    assert code == 1
+
+
+def test_test_command_unloadable_suite_reports_error(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "kyverno-test.yaml").write_text("apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nresults: [\n")
+    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
+    test = json.loads(out)["tests"][0]
+    assert "kyverno-test.yaml:4" in test["error"] and test["results"] == []
+    assert code == 1
+
+
+def test_test_command_invalid_policy_is_reported_not_dropped(tmp_path: pathlib.Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "policy.yaml").write_text(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: bad}\nspec:\n  rules:\n"
+        "  - name: r\n    match: {any: [{resources: {names: [x]}}]}\n"
+        "    validate: {pattern: {metadata: {name: x}}}\n")
+    (tmp_path / "r.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n")
+    (tmp_path / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
+        "resources: [r.yaml]\nresults:\n- {policy: bad, rule: r, kind: Pod, resources: [x], result: pass}\n")
+    code, out, _ = run(capsys, "test", str(tmp_path))
+    assert "policy.yaml:7:" in out and "at least one kind is required" in out
+    assert "invalid policy" in out
+
+
+def test_apply_reports_failures_and_exits_1_on_enforce(capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES / "pattern-anchors"
+    code, out, _ = run(capsys, "apply", str(case / "policy.yaml"), "--resource", str(case / "resources.yaml"))
+    assert "FAIL policy image-rules -> resource Pod/team/latest-ifnotpresent" in out
+    assert "rule latest-needs-always failed at path /spec/containers/0/imagePullPolicy/" in out
+    assert code == 1
+
+
+def test_apply_policy_report_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    case = CASES / "pattern-anchors"
+    code, out, _ = run(capsys, "apply", str(case / "policy.yaml"), "--resource", str(case / "resources.yaml"),
+                       "-o", "policy-report")
+    [report] = list(yaml.safe_load_all(out))
+    assert report["kind"] == "ClusterPolicyReport"
+    assert report["summary"] == {"pass": 4, "fail": 3, "warn": 0, "error": 0, "skip": 1}
+    first = report["results"][0]
+    assert set(first["timestamp"]) == {"seconds", "nanos"} and first["severity"] == "high"
+
+
+def test_apply_broken_manifest_still_evaluates_the_rest(tmp_path: pathlib.Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES / "pattern-anchors"
+    (tmp_path / "a-broken.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [\n")
+    (tmp_path / "b-good.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {hostPID: true}\n")
+    code, out, err = run(capsys, "apply", str(case / "policy.yaml"), "--resource", str(tmp_path))
+    assert "a-broken.yaml:4" in err
+    assert "Pod/default/ok" in out
+    assert code == 1
