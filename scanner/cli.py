@@ -18,6 +18,7 @@ from scanner.errors import ScannerError
 COMMANDS: dict[str, str] = {
     "test": "scanner.commands.test:test",
     "apply": "scanner.commands.apply:apply",
+    "jp": "scanner.commands.jp:jp",
 }
 
 EXIT_USAGE = 2

@@ -1,20 +1,37 @@
-"""One policy x one resource -> the list of rule results (spec 3.2)."""
+"""One policy x one resource -> the list of rule results (spec 3.2, 13.2)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
+
+from scanner.engine import wildcard
+from scanner.engine.cel import evaluate_cel_rule
+from scanner.engine.cel_params import plan_param_lookup
+from scanner.engine.conditions import evaluate_block
+from scanner.engine.context import VariableContext
+from scanner.engine.environment import Environment, make_environment
+from scanner.engine.foreach import run_foreach
+from scanner.engine.kinds import is_cluster_scoped
 from scanner.engine.match import Request, ResourceView, is_excluded
 from scanner.engine.podsecurity import evaluate_pod_security
 from scanner.engine.policy import ActionOverride, Policy, Rule
+from scanner.engine.selector import parse_selector
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
-from scanner.engine.validate import check_any_pattern, check_pattern
+from scanner.engine.validate import SUBSTITUTION_FAILURES, Outcome, run_deny, run_pattern_rule
+
+PRE_EXISTING = "skipping the rule evaluation as pre-existing violations are allowed"
+
+
+@lru_cache(maxsize=1)
+def default_environment() -> Environment:
+    """An environment without a clock or external data (time functions then fail)."""
+    return make_environment()
 
 
 def _override_matches(o: ActionOverride, namespace: str, request: Request) -> bool:
-    from scanner.engine import wildcard
-
-    if o.namespaces is not None:
-        if not any(wildcard.match(p, namespace) for p in o.namespaces):
-            return False
+    if o.namespaces is not None and not any(wildcard.match(p, namespace) for p in o.namespaces):
+        return False
     if o.namespace_selector is not None:
         return o.namespace_selector.matches(request.namespace_labels(namespace) or {})
     return True
@@ -33,9 +50,110 @@ def resolve_action(policy: Policy, rule: Rule, namespace: str, request: Request)
     return policy.action
 
 
-def unsupported_feature(rule: Rule) -> str | None:
-    """The first rule feature this engine cannot evaluate yet, if any."""
-    return rule.extra.get("unsupported")
+class _Evaluation:
+    """State shared by the rules of one (policy, resource) evaluation."""
+
+    def __init__(self, policy: Policy, resource: dict, request: Request, view: ResourceView,
+                 env: Environment) -> None:
+        self.policy, self.resource, self.request, self.view, self.env = policy, resource, request, view, env
+        self._ctx: VariableContext | None = None
+
+    def ctx(self) -> VariableContext:
+        if self._ctx is None:
+            self._ctx = VariableContext.for_resource(
+                self.resource, evaluator=self.env.evaluator, operation=self.request.operation,
+                user=self.request.user, values=self.env.values.for_resource(self.policy.name, self.view.name),
+                loader=self.env.loader, policy_namespace=self.policy.namespace,
+            )
+        return self._ctx
+
+    def run(self, rule: Rule) -> Outcome:
+        if not rule.extra.get("uses_context"):
+            return self._handler(rule, self.ctx)
+        ctx = self.ctx()
+        state = ctx.checkpoint()
+        try:
+            ctx.rule_values = self.env.values.for_rule(self.policy.name, rule.name)
+            ctx.add_entries(rule.raw.get("context"))
+            block = rule.extra.get("preconditions")
+            if block is not None:
+                try:
+                    result = evaluate_block(block, ctx.substitute)
+                except SUBSTITUTION_FAILURES as exc:
+                    return RuleStatus.ERROR, f"failed to evaluate preconditions: {exc}", ""
+                if not result.value:
+                    extra = f"; {result.message}" if result.messages else ""
+                    return RuleStatus.SKIP, f"preconditions not met{extra}", ""
+            return self._handler(rule, lambda: ctx)
+        finally:
+            ctx.restore(state)
+
+    def _handler(self, rule: Rule, ctx: Callable[[], VariableContext]) -> Outcome:
+        handler, operation = rule.handler, self.request.operation
+        if handler in ("pattern", "anyPattern"):
+            return None if operation == "DELETE" else run_pattern_rule(rule, self.resource, ctx)
+        if handler == "deny":
+            return run_deny(rule, rule.validate["deny"], ctx())
+        if handler == "foreach":
+            return run_foreach(rule, rule.validate["foreach"], ctx(), self.resource, 0, operation)
+        if handler == "podSecurity":
+            if operation == "DELETE":
+                return None
+            spec = rule.validate["podSecurity"]
+            pss = evaluate_pod_security(self.resource, rule.name, str(spec.get("level") or ""),
+                                        spec.get("version"), spec.get("exclude") or [])
+            return pss.status, pss.message, ""
+        if handler == "cel":
+            return self._cel(rule)
+        return RuleStatus.ERROR, f"not supported yet: {handler}", ""
+
+    def _cel(self, rule: Rule) -> Outcome:
+        compiled = rule.extra["cel"]
+        view, operation = self.view, self.request.operation
+        user = self.request.user
+        request = {
+            "kind": {"group": view.group, "version": view.version, "kind": view.kind},
+            "name": view.name, "namespace": view.namespace, "operation": operation,
+            "userInfo": {"username": user.username, "groups": list(user.groups)} if user else {},
+            "dryRun": False,
+        }
+        ns_object = None
+        if view.namespace and view.kind != "Namespace":
+            known = self.env.namespaces
+            ns_object = (known or {}).get(view.namespace) or {
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": view.namespace}}
+        params = None
+        if compiled.params is not None:
+            lookup = plan_param_lookup(compiled.params, resource_namespace=view.namespace,
+                                       param_kind_namespaced=not is_cluster_scoped(compiled.params.kind))
+            if lookup.error:
+                return RuleStatus.ERROR, lookup.error, ""
+            params = [p for p in self.env.param_resources if _param_matches(p, lookup)]
+        result = evaluate_cel_rule(
+            compiled, rule_name=rule.name,
+            object=None if operation == "DELETE" else self.resource,
+            old_object=self.resource if operation in ("UPDATE", "DELETE") else None,
+            request=request, namespace_object=ns_object, params=params,
+        )
+        return result.status, result.message, ""
+
+
+def _param_matches(obj: dict, lookup: object) -> bool:
+    meta = obj.get("metadata") or {}
+    if obj.get("kind") != lookup.kind or obj.get("apiVersion") != lookup.api_version:  # type: ignore[attr-defined]
+        return False
+    if lookup.namespace and meta.get("namespace") != lookup.namespace:  # type: ignore[attr-defined]
+        return False
+    if lookup.name:  # type: ignore[attr-defined]
+        return meta.get("name") == lookup.name  # type: ignore[attr-defined]
+    if lookup.selector is not None:  # type: ignore[attr-defined]
+        selector, problem = parse_selector(lookup.selector)  # type: ignore[attr-defined]
+        return problem is None and selector is not None and selector.matches(meta.get("labels") or {})
+    return True
+
+
+def _engine_action(policy: Policy, rule: Rule) -> FailureAction:
+    return rule.failure_action or policy.action
 
 
 def evaluate_policy(
@@ -43,58 +161,45 @@ def evaluate_policy(
     resource: dict,
     request: Request | None = None,
     view: ResourceView | None = None,
+    env: Environment | None = None,
 ) -> list[RuleResult]:
     """Every rule result of ``policy`` for ``resource``; an empty list when nothing applies."""
     request = request or Request()
     view = view or ResourceView.of(resource)
+    env = env or default_environment()
     if policy.kind == "Policy" and view.namespace != policy.namespace:
         return []
+    evaluation = _Evaluation(policy, resource, request, view, env)
     results: list[RuleResult] = []
     for rule in policy.rules_for(view.kind):
-        if not rule.validate or rule.handler is None:
+        if rule.handler is None:
             continue
-        if not rule.match.matches(view, request):
+        if not rule.match.matches(view, request) or is_excluded(rule.exclude, view, request):
             continue
-        if is_excluded(rule.exclude, view, request):
+        outcome = evaluation.run(rule)
+        if outcome is None:
             continue
-        status, message, path = _run_rule(rule, resource, request)
-        if status is None:
-            continue
-        results.append(
-            RuleResult(
-                policy=policy.key,
-                rule=rule.name,
-                status=status,
-                message=message,
-                path=path,
-                action=resolve_action(policy, rule, view.namespace, request),
-                declared_rule=rule.declared_name,
-            )
-        )
+        status, message, path = outcome
+        if (status is RuleStatus.FAIL and request.operation == "UPDATE"
+                and _engine_action(policy, rule) is FailureAction.ENFORCE
+                and rule.validate.get("allowExistingViolations") is not False
+                and _fails_before_update(policy, rule, resource, request, view, env)):
+            status, message, path = RuleStatus.SKIP, PRE_EXISTING, ""
+        results.append(RuleResult(
+            policy=policy.key, rule=rule.name, status=status, message=message, path=path,
+            action=resolve_action(policy, rule, view.namespace, request),
+            declared_rule=rule.declared_name,
+        ))
         if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):
             break
     return results
 
 
-def _run_rule(rule: Rule, resource: dict, request: Request) -> tuple[RuleStatus | None, str, str]:
-    feature = unsupported_feature(rule)
-    if feature:
-        return RuleStatus.ERROR, f"not supported yet: {feature}", ""
-    if rule.handler == "pattern" and rule.pattern is not None:
-        if request.operation == "DELETE":
-            return None, "", ""
-        return check_pattern(rule, rule.pattern, resource, rule.message)
-    if rule.handler == "anyPattern":
-        if request.operation == "DELETE":
-            return None, "", ""
-        if rule.any_patterns is None:
-            return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
-        return check_any_pattern(rule, rule.any_patterns, resource, rule.message)
-    if rule.handler == "podSecurity":
-        if request.operation == "DELETE":
-            return None, "", ""
-        spec = rule.validate["podSecurity"]
-        pss = evaluate_pod_security(resource, rule.name, str(spec.get("level") or ""),
-                                    spec.get("version"), spec.get("exclude") or [])
-        return pss.status, pss.message, ""
-    return RuleStatus.ERROR, f"not supported yet: {rule.handler}", ""
+def _fails_before_update(policy: Policy, rule: Rule, resource: dict, request: Request,
+                         view: ResourceView, env: Environment) -> bool:
+    """The old object (offline: the same object) evaluated as a CREATE also fails (spec 13.2)."""
+    old_request = Request(operation="CREATE", user=None, namespace_labels=request.namespace_labels)
+    if not rule.match.matches(view, old_request) or is_excluded(rule.exclude, view, old_request):
+        return False
+    outcome = _Evaluation(policy, resource, old_request, view, env).run(rule)
+    return outcome is not None and outcome[0] is RuleStatus.FAIL

@@ -221,9 +221,6 @@ def compile_rule(
                                   pointer + "/validate/failureActionOverrides"),
         controller=controller,
     )
-    unsupported = _unsupported(raw, validate, handler)
-    if unsupported:
-        rule.extra["unsupported"] = unsupported
     if handler == "podSecurity":
         from scanner.engine.podsecurity import validate_pod_security_spec
 
@@ -249,22 +246,62 @@ def compile_rule(
                 rule.dynamic_pattern = True
             else:
                 rule.any_patterns = tuple(CompiledPattern(p) for p in any_pattern)
+    _compile_dynamic_parts(rule, raw, validate, problems, pointer)
     return rule
 
 
-def _unsupported(raw: dict, validate: dict, handler: str | None) -> str | None:
-    """Features the engine does not evaluate yet (they give an error result, never a pass)."""
-    if handler in ("deny", "foreach", "cel", "manifests"):
-        return handler
-    if _has_reference(validate.get("pattern")) or _has_reference(validate.get("anyPattern")):
-        return "references"
-    if raw.get("context"):
-        return "context"
-    if raw.get("preconditions"):
-        return "preconditions"
-    if _has_template(validate.get("pattern")) or _has_template(validate.get("anyPattern")) or "{{" in (validate.get("message") or ""):
-        return "variables"
-    return None
+def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
+                           problems: list[tuple[str, str]], pointer: str) -> None:
+    """Conditions, CEL programs and JMESPath expressions, compiled once at load."""
+    from scanner.engine.conditions import parse_conditions
+    from scanner.engine.jmespath_dialect import JMESPathError, compile_expression
+    from scanner.engine.policy_checks import walk_strings
+    from scanner.engine.variables import find_variables
+
+    if raw.get("preconditions") is not None:
+        try:
+            rule.extra["preconditions"] = parse_conditions(raw["preconditions"], pointer=pointer + "/preconditions")
+        except PolicyError as exc:
+            problems.append((exc.location.pointer if exc.location and exc.location.pointer else pointer + "/preconditions", exc.message))
+    if rule.handler == "cel":
+        from scanner.engine.cel import compile_cel_rule
+        from scanner.engine.cel_env import CelCompileError
+
+        try:
+            rule.extra["cel"] = compile_cel_rule(validate["cel"], validate_message=rule.message,
+                                                 preconditions=raw.get("celPreconditions"))
+        except CelCompileError as exc:
+            problems.append((pointer + exc.pointer, exc.message))
+    body = {k: v for k, v in raw.items() if k not in ("match", "exclude", "name")}
+    for ptr, text in walk_strings(body, pointer):
+        if "{{" not in text:
+            continue
+        for expr in find_variables(text):
+            if "{{" in expr or expr == "@":
+                continue
+            try:
+                compile_expression(expr)
+            except JMESPathError as exc:
+                problems.append((ptr, f"invalid variable {{{{{expr}}}}}: {exc}"))
+    for ptr, fe in _foreach_lists(validate.get("foreach"), pointer + "/validate/foreach"):
+        try:
+            compile_expression(str(fe))
+        except JMESPathError as exc:
+            problems.append((ptr, f"invalid foreach list expression: {exc}"))
+    rule.extra["uses_context"] = bool(
+        raw.get("context") or raw.get("preconditions") is not None
+        or rule.handler in ("deny", "foreach") or rule.dynamic_pattern or "{{" in rule.message
+    )
+
+
+def _foreach_lists(raw: Any, pointer: str) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    if isinstance(raw, list):
+        for i, fe in enumerate(raw):
+            if isinstance(fe, dict):
+                out.append((f"{pointer}/{i}/list", fe.get("list")))
+                out += _foreach_lists(fe.get("foreach"), f"{pointer}/{i}/foreach")
+    return out
 
 
 def _check_pattern(pattern: Any, problems: list[tuple[str, str]], pointer: str) -> None:

@@ -1,42 +1,61 @@
-"""One rule x one resource -> a rule result (or none): the pattern and anyPattern handlers."""
+"""One rule's validate handlers: pattern, anyPattern and deny, with Kyverno's messages (spec 4.10, 5, 6.3)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from scanner.engine.conditions import ConditionError, evaluate_block, parse_conditions
+from scanner.engine.context import ContextError, VariableContext
+from scanner.engine.jmespath_dialect import JMESPathError
 from scanner.engine.pattern import CompiledPattern, PatternOutcome
 from scanner.engine.policy import Rule
 from scanner.engine.types import RuleStatus
+from scanner.engine.variables import SubstitutionError
+
+Message = str | Callable[[], str] | None
+Outcome = tuple[RuleStatus, str, str] | None
+SUBSTITUTION_FAILURES = (SubstitutionError, ConditionError, ContextError, JMESPathError)
 
 
 def pass_message(rule: Rule) -> str:
     return f"validation rule '{rule.name}' passed."
 
 
-def _with_period(message: str) -> str:
-    return message if message.endswith(".") else message + "."
+def lazy_message(rule: Rule, ctx: VariableContext | None) -> Message:
+    """The rule's message, substituted only when a failure message is built."""
+    if ctx is None or "{{" not in rule.message:
+        return rule.message
+
+    def build() -> str:
+        value = ctx.substitute_variables(rule.message)
+        return value if isinstance(value, str) else str(value)
+
+    return build
 
 
-def pattern_failure_message(rule: Rule, outcome: PatternOutcome, message: str | None) -> str:
+def _resolve(message: Message) -> str:
+    return message() if callable(message) else (message or "")
+
+
+def pattern_failure_message(rule: Rule, outcome: PatternOutcome, message: Message) -> str:
     """Kyverno's wording for a failed or erroring pattern (spec 4.10)."""
-    if not message:
+    try:
+        msg = _resolve(message)
+    except SUBSTITUTION_FAILURES:
+        return (f"validation error: variables substitution error in rule {rule.name} "
+                f"execution error: {outcome.message}")
+    if not msg:
         if outcome.path:
             return f"validation error: rule {rule.name} failed at path {outcome.path}"
         return f"validation error: rule {rule.name} execution error: {outcome.message}"
-    msg = _with_period(message)
+    msg = msg if msg.endswith(".") else msg + "."
     if outcome.path:
         return f"validation error: {msg} rule {rule.name} failed at path {outcome.path}"
     return f"validation error: {msg} rule {rule.name} execution error: {outcome.message}"
 
 
-def message_error(rule: Rule, outcome: PatternOutcome) -> str:
-    return (
-        f"validation error: variables substitution error in rule {rule.name} "
-        f"execution error: {outcome.message}"
-    )
-
-
-def check_pattern(
-    rule: Rule, pattern: CompiledPattern, document: object, message: str | None
-) -> tuple[RuleStatus, str, str]:
+def check_pattern(rule: Rule, pattern: CompiledPattern, document: Any, message: Message) -> Outcome:
     """(status, message, failing path) of one pattern against a document."""
     outcome = pattern.match(document)
     if outcome.status == "pass":
@@ -48,9 +67,8 @@ def check_pattern(
     return RuleStatus.FAIL, pattern_failure_message(rule, outcome, message), outcome.path
 
 
-def check_any_pattern(
-    rule: Rule, patterns: tuple[CompiledPattern, ...], document: object, message: str | None
-) -> tuple[RuleStatus, str, str]:
+def check_any_pattern(rule: Rule, patterns: tuple[CompiledPattern, ...], document: Any,
+                      message: Message) -> Outcome:
     """anyPattern: one pass wins; one fail beats skips; all skipped -> skip (spec 5)."""
     failed: list[str] = []
     skipped: list[str] = []
@@ -66,13 +84,66 @@ def check_any_pattern(
             first_path = first_path or outcome.path
         else:
             failed.append(f"rule {rule.name}[{i}] failed: {outcome.message}")
+    try:
+        msg = _resolve(message)
+    except SUBSTITUTION_FAILURES:
+        msg = rule.message
     if failed:
         items = " ".join(failed)
-        if not message:
+        if not msg:
             return RuleStatus.FAIL, f"validation error: {items}", first_path
-        if message.endswith("."):
-            return RuleStatus.FAIL, f"validation error: {message} {items}", first_path
-        return RuleStatus.FAIL, f"validation error: {message}. {items}", first_path
+        sep = " " if msg.endswith(".") else ". "
+        return RuleStatus.FAIL, f"validation error: {msg}{sep}{items}", first_path
     if skipped:
         return RuleStatus.SKIP, " ".join(skipped), ""
-    return RuleStatus.PASS, message or "", ""
+    return RuleStatus.PASS, msg, ""
+
+
+def run_deny(rule: Rule, deny: Any, ctx: VariableContext) -> Outcome:
+    """deny: conditions true -> fail with the rule and condition messages (spec 6.3)."""
+    conditions = deny.get("conditions") if isinstance(deny, dict) else None
+    try:
+        block = evaluate_block(parse_conditions(conditions), ctx.substitute)
+    except SUBSTITUTION_FAILURES as exc:
+        return RuleStatus.ERROR, f"failed to check deny conditions: {exc}", ""
+    if not block.value:
+        return RuleStatus.PASS, pass_message(rule), ""
+    parts = [m for m in [rule.message, *block.messages] if m]
+    if not parts:
+        return RuleStatus.FAIL, f"validation error: rule {rule.name} failed", ""
+    text = "; ".join(parts)
+    try:
+        value = ctx.substitute_variables(text)
+    except SUBSTITUTION_FAILURES:
+        return RuleStatus.FAIL, "; ".join(m for m in block.messages if m), ""
+    if not isinstance(value, str):
+        return RuleStatus.FAIL, "the produced message didn't resolve to a string", ""
+    return RuleStatus.FAIL, value, ""
+
+
+def run_pattern_rule(rule: Rule, resource: dict, ctx: Callable[[], VariableContext]) -> Outcome:
+    """pattern / anyPattern at rule level, substituting variables when the rule has any."""
+    validate = rule.validate
+    if rule.handler == "pattern":
+        if rule.pattern is not None:
+            message = lazy_message(rule, ctx() if "{{" in rule.message else None)
+            return check_pattern(rule, rule.pattern, resource, message)
+        context = ctx()
+        try:
+            pattern = CompiledPattern(context.substitute(validate["pattern"]))
+        except SUBSTITUTION_FAILURES as exc:
+            return RuleStatus.ERROR, f"variable substitution failed: {exc}", ""
+        return check_pattern(rule, pattern, resource, lazy_message(rule, context))
+    raw = validate["anyPattern"]
+    if not isinstance(raw, list):
+        return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
+    if rule.any_patterns is not None:
+        message = lazy_message(rule, ctx() if "{{" in rule.message else None)
+        return check_any_pattern(rule, rule.any_patterns, resource, message)
+    context = ctx()
+    try:
+        substituted = context.substitute(raw)
+    except SUBSTITUTION_FAILURES as exc:
+        return RuleStatus.ERROR, f"variable substitution failed: {exc}", ""
+    patterns = tuple(CompiledPattern(p) for p in substituted)
+    return check_any_pattern(rule, patterns, resource, lazy_message(rule, context))

@@ -1,0 +1,195 @@
+"""The CEL environment of Kyverno's ``validate.cel`` rules, on the CEL C++ runtime.
+
+Library: ``cel-expr-python`` (Google's CEL C++ implementation). The environment declares
+the admission-policy variables as ``dyn`` and loads the optional-types, strings and
+bindings extensions; Kyverno's ``variables`` and ``orValue`` behaviour are source rewrites
+(``cel_rewrite``). Evaluation is bounded by the runtime's comprehension iteration budget
+(10,000 iterations per evaluated expression): a runaway expression stops with an error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from cel_expr_python import cel as _cel
+from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+from scanner.engine.types import RuleStatus
+
+# the root variables of an admission-policy expression (spec 12.2)
+ROOT_VARIABLES = ("object", "oldObject", "request", "namespaceObject", "params", "authorizer")
+
+# Kubernetes CEL library functions the C++ runtime lacks; named in compile errors
+KUBERNETES_LIBRARY = frozenset(
+    {
+        "quantity",
+        "isQuantity",
+        "url",
+        "isURL",
+        "ip",
+        "isIP",
+        "cidr",
+        "isCIDR",
+        "semver",
+        "isSemver",
+        "find",
+        "findAll",
+        "isSorted",
+        "sum",
+        "min",
+        "max",
+        "sets",
+        "authorizer",
+    }
+)
+
+
+class CelCompileError(Exception):
+    """A CEL expression of a policy does not compile; ``pointer`` is its JSON pointer."""
+
+    def __init__(self, message: str, pointer: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.pointer = pointer
+
+    def __str__(self) -> str:
+        return f"{self.pointer}: {self.message}" if self.pointer else self.message
+
+
+@dataclass(frozen=True, slots=True)
+class CelResult:
+    """A ``validate.cel`` rule's status and message for one resource."""
+
+    status: RuleStatus
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class CelOutcome:
+    """The value of one evaluation, or the error text when it failed."""
+
+    value: Any = None
+    error: str | None = None
+
+
+_ENV: Any = None
+
+
+def environment() -> Any:
+    """The shared environment (built on first use; environments are immutable)."""
+    global _ENV
+    if _ENV is None:
+        _ENV = _cel.NewEnv(
+            variables={name: _cel.Type.DYN for name in ROOT_VARIABLES},
+            extensions=[
+                ext_optional.ExtOptional(),
+                ext_strings.ExtStrings(),
+                ext_bindings.ExtBindings(),
+            ],
+        )
+    return _ENV
+
+
+_POSITION = re.compile(r"^ERROR: <input>:\d+:\d+: ")
+_STATUS = re.compile(r"^(?:[A-Z_]+): | \[[A-Z_]+\]$")
+
+
+def _clean(message: str, *, keep_position: bool) -> str:
+    lines = [_STATUS.sub("", line) for line in str(message).strip().splitlines()]
+    if not keep_position:
+        lines = [_POSITION.sub("", line) for line in lines if not line.startswith(" |")]
+    text = "\n".join(line for line in lines if line).strip()
+    return text.replace(" (in container '')", "")
+
+
+def check_syntax(text: str) -> None:
+    """Parse ``text`` as written (no type check) so syntax errors point into it."""
+    try:
+        environment().compile(text, disable_check=True)
+    except RuntimeError as e:
+        raise CelCompileError(_clean(str(e), keep_position=True)) from e
+
+
+def compile_program(text: str, *, expect: str | None = None) -> Any:
+    """Compile (rewritten) text with type checking; ``expect`` ``"bool"``/``"string"``
+    requires that result type (or ``dyn``).
+
+    The C++ checker lacks the cross-type numeric comparisons Kubernetes enables
+    (``int < double``); a text rejected only for an operator overload is compiled without
+    the type check, and the runtime, which has those comparisons, decides.
+    """
+    env = environment()
+    try:
+        program = env.compile(text)
+    except RuntimeError as e:
+        message = _clean(str(e), keep_position=False)
+        undeclared = re.findall(r"undeclared reference to '([^']+)'", message)
+        for name in undeclared:
+            if name in KUBERNETES_LIBRARY or name.split(".")[-1] in KUBERNETES_LIBRARY:
+                raise CelCompileError(
+                    f"not supported: CEL function or variable {name!r} (Kubernetes CEL library)"
+                ) from e
+        if undeclared or "no matching overload" not in message:
+            raise CelCompileError(message) from e
+        try:
+            return env.compile(text, disable_check=True)
+        except RuntimeError as e2:  # pragma: no cover - parsed above already
+            raise CelCompileError(_clean(str(e2), keep_position=False)) from e2
+    if expect is not None:
+        result = program.return_type()
+        wanted = _cel.Type.BOOL if expect == "bool" else _cel.Type.STRING
+        if result != wanted and result != _cel.Type.DYN:
+            raise CelCompileError(f"expression must evaluate to {expect}, not {result.name()}")
+    return program
+
+
+def activation(data: dict[str, Any]) -> Any:
+    """An activation binding the root variables (absent ones are null)."""
+    bound = {name: data.get(name) for name in ROOT_VARIABLES if name != "authorizer"}
+    return environment().Activation(bound)
+
+
+def run(program: Any, bound: Any) -> CelOutcome:
+    """Evaluate a compiled program against an activation; errors become text."""
+    try:
+        result = program.eval(bound)
+    except RuntimeError as e:
+        return CelOutcome(error=error_text(str(e)))
+    kind = result.type()
+    if kind == _cel.Type.ERROR:
+        return CelOutcome(error=error_text(str(result.value())))
+    return CelOutcome(value=result.plain_value())
+
+
+_KEY = re.compile(r'Key not found in map : "?(.*?)"?$')
+_OVERLOAD = re.compile(r"No matching overloads found : (.*)$")
+
+
+def error_text(message: str) -> str:
+    """Runtime error text in the spelling of the Go runtime Kyverno uses where it differs
+    (``no such key: x``, ``no such overload: ...``)."""
+    text = _clean(message, keep_position=False)
+    if m := _KEY.search(text):
+        return f"no such key: {m.group(1)}"
+    if m := _OVERLOAD.search(text):
+        return f"no such overload: {m.group(1)}"
+    if "Iteration budget exceeded" in text:
+        return "operation cancelled: actual cost limit exceeded (comprehension iteration budget)"
+    return text
+
+
+def as_cel_data(value: Any) -> Any:
+    """A resource as Kyverno's CLI hands it to CEL: every integer becomes a float64
+    (spec 0.3), so ``object.spec.replicas`` is a double; CEL compares numbers across
+    types, and arithmetic mixing double and int is an error there as here."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, dict):
+        return {key: as_cel_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_cel_data(item) for item in value]
+    return value

@@ -1,0 +1,321 @@
+"""The variable context of one rule evaluation (spec 3.3, 7.5, 7.6, 8).
+
+The context is a JSON tree (request, images, values, context entries, foreach elements)
+kept as a persistent structure: every change copies the path it touches, so a checkpoint
+is just a reference and restoring is an assignment. Context entries are loaded lazily, the
+first time an evaluated expression mentions their name. External data (ConfigMaps, API
+calls, registries, global context) comes through a ``ContextLoader``; the engine does no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from scanner.engine.imageref import ImageReferenceError, parse_image
+from scanner.engine.jmespath_dialect import (
+    Evaluator,
+    JMESPathError,
+    UnknownKeyError,
+    compile_expression,
+)
+from scanner.engine.match import UserInfo
+from scanner.engine.variables import SubstitutionError, resolve_references, substitute_all
+
+_IMAGE_KINDS = {
+    "Pod": ("spec",),
+    "Deployment": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+class ContextError(Exception):
+    """A context entry could not be loaded; the message names the entry."""
+
+
+class ContextLoader(Protocol):
+    """Serves external context data offline (from scanned resources or files)."""
+
+    def config_map(self, name: str, namespace: str) -> dict | None:
+        """The ConfigMap, or None when it is not known."""
+
+    def api_call(self, url_path: str, method: str, data: Any) -> Any:
+        """The JSON answer of a Kubernetes API GET/POST; raises ``ContextError`` if unknown."""
+
+
+def split_dotted(key: str) -> list[str]:
+    """Split a values key on dots; a double-quoted segment may contain dots (spec 7.6)."""
+    parts, buf, quoted = [], [], False
+    for ch in key:
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "." and not quoted:
+            parts.append("".join(buf))
+            buf = []
+        else:
+            buf.append(ch)
+    parts.append("".join(buf))
+    return parts
+
+
+def set_path(tree: dict, keys: list[str], value: Any, merge: bool = True) -> dict:
+    """A copy of ``tree`` with ``value`` written at ``keys`` (maps merge when ``merge``)."""
+    out = dict(tree)
+    if len(keys) == 1:
+        old = out.get(keys[0])
+        if merge and isinstance(old, dict) and isinstance(value, dict):
+            merged = dict(old)
+            for k, v in value.items():
+                merged = set_path(merged, [k], v, merge)
+            out[keys[0]] = merged
+        else:
+            out[keys[0]] = value
+        return out
+    child = out.get(keys[0])
+    out[keys[0]] = set_path(child if isinstance(child, dict) else {}, keys[1:], value, merge)
+    return out
+
+
+def compute_images(resource: dict) -> dict | None:
+    """The ``images`` variable of a pod-bearing resource (spec 7.5), or None for other kinds."""
+    path = _IMAGE_KINDS.get(str(resource.get("kind")))
+    if path is None:
+        return None
+    spec: Any = resource
+    for key in path:
+        spec = spec.get(key) if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return {}
+    pointer_base = "/" + "/".join(path)
+    images: dict[str, dict] = {}
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        containers = spec.get(group)
+        if not isinstance(containers, list):
+            continue
+        for i, container in enumerate(containers):
+            if not isinstance(container, dict):
+                continue
+            image = container.get("image")
+            if not isinstance(image, str) or not image.strip():
+                continue
+            info = parse_image(image)
+            images.setdefault(group, {})[str(container.get("name") or "")] = {
+                "registry": info.registry, "path": info.path, "name": info.name, "tag": info.tag,
+                "digest": info.digest, "reference": info.reference,
+                "referenceWithTag": info.reference_with_tag,
+                "jsonPointer": f"{pointer_base}/{group}/{i}/image",
+            }
+    return images
+
+
+def _mention(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:^|[^\w.]){re.escape(name)}\b")
+
+
+@dataclass(slots=True)
+class _Pending:
+    name: str
+    entry: dict
+    pattern: re.Pattern[str]
+
+
+@dataclass(slots=True)
+class VariableContext:
+    """Variables of one (policy, resource) evaluation; scoped per rule and foreach element."""
+
+    tree: dict
+    evaluator: Evaluator
+    loader: ContextLoader | None = None
+    rule_values: dict[str, Any] = field(default_factory=dict)
+    delete: bool = False
+    policy_namespace: str = ""
+    _pending: list[_Pending] = field(default_factory=list)
+    _resource: dict | None = None
+    _images_done: bool = False
+
+    @classmethod
+    def for_resource(
+        cls,
+        resource: dict,
+        *,
+        evaluator: Evaluator,
+        operation: str = "CREATE",
+        user: UserInfo | None = None,
+        values: dict[str, Any] | None = None,
+        loader: ContextLoader | None = None,
+        policy_namespace: str = "",
+    ) -> VariableContext:
+        meta = resource.get("metadata") if isinstance(resource.get("metadata"), dict) else {}
+        request: dict[str, Any] = {"operation": operation, "namespace": meta.get("namespace") or ""}
+        if operation == "DELETE":
+            request["oldObject"] = resource
+        else:
+            request["object"] = resource
+            if operation == "UPDATE":
+                request["oldObject"] = resource
+        sa_name = sa_ns = ""
+        if user is not None:
+            request["userInfo"] = {"username": user.username, "uid": user.uid,
+                                   "groups": list(user.groups), "extra": user.extra}
+            request["roles"] = list(user.roles)
+            request["clusterRoles"] = list(user.cluster_roles)
+            parts = user.username.split(":")
+            if len(parts) == 4 and parts[:2] == ["system", "serviceaccount"]:
+                sa_ns, sa_name = parts[2], parts[3]
+        tree: dict[str, Any] = {"request": request, "serviceAccountName": sa_name,
+                                "serviceAccountNamespace": sa_ns}
+        ctx = cls(tree, evaluator, loader, delete=operation == "DELETE", policy_namespace=policy_namespace)
+        ctx._resource = resource
+        for key, value in (values or {}).items():
+            ctx.tree = set_path(ctx.tree, split_dotted(key), value)
+        return ctx
+
+    # -- scoping -------------------------------------------------------------------------
+
+    def checkpoint(self) -> tuple[dict, list[_Pending], dict[str, Any]]:
+        return self.tree, list(self._pending), self.rule_values
+
+    def restore(self, state: tuple[dict, list[_Pending], dict[str, Any]]) -> None:
+        self.tree, pending, self.rule_values = state
+        self._pending = list(pending)
+
+    def set(self, key: str, value: Any) -> None:
+        self.tree = set_path(self.tree, [key], value, merge=False)
+
+    def apply_rule_values(self) -> None:
+        for key, value in self.rule_values.items():
+            self.tree = set_path(self.tree, split_dotted(key), value)
+
+    def add_entries(self, entries: list[dict] | None) -> None:
+        """Register context entries (lazily loaded); per-rule values are written first."""
+        self.apply_rule_values()
+        for entry in entries or []:
+            name = str(entry.get("name"))
+            self._pending.append(_Pending(name, entry, _mention(name)))
+
+    # -- evaluation ----------------------------------------------------------------------
+
+    def _prepare(self, text: str) -> None:
+        if not self._images_done and "images" in text and self._resource is not None:
+            self._images_done = True
+            try:
+                images = compute_images(self._resource)
+            except ImageReferenceError as exc:
+                raise ContextError(f"failed to parse image references: {exc}") from exc
+            if images is not None:
+                self.tree = set_path(self.tree, ["images"], images, merge=False)
+        while self._pending:
+            hit = next((p for p in self._pending if p.pattern.search(text)), None)
+            if hit is None:
+                return
+            self._pending.remove(hit)
+            self._load(hit)
+
+    def search(self, text: str) -> Any:
+        """Evaluate a JMESPath expression against the context (spec 7.3)."""
+        if self.delete:
+            text = text.replace("request.object", "request.oldObject")
+        self._prepare(text)
+        return self.evaluator.search(compile_expression(text), self.tree)
+
+    def substitute(self, document: Any) -> Any:
+        """``$( )`` references then ``{{ }}`` variables; raises ``SubstitutionError``."""
+        return substitute_all(resolve_references(document), self.search, delete=self.delete)
+
+    def substitute_variables(self, document: Any) -> Any:
+        return substitute_all(document, self.search, delete=self.delete)
+
+    # -- context entries (spec 8) ------------------------------------------------------
+
+    def _load(self, pending: _Pending) -> None:
+        entry, name = pending.entry, pending.name
+        try:
+            if entry.get("variable") is not None:
+                self.tree = set_path(self.tree, [name], self._variable(entry["variable"]), merge=False)
+            elif entry.get("configMap") is not None:
+                self._config_map(name, entry["configMap"])
+            elif entry.get("apiCall") is not None:
+                self._api_call(name, entry["apiCall"])
+            elif entry.get("imageRegistry") is not None or entry.get("globalReference") is not None:
+                kind = "imageRegistry" if entry.get("imageRegistry") is not None else "globalReference"
+                if name not in self.tree:
+                    raise ContextError(
+                        f"context entry {name!r} ({kind}) cannot be resolved offline: "
+                        "give its value in a values file"
+                    )
+        except (SubstitutionError, JMESPathError) as exc:
+            raise ContextError(f"failed to load context entry {name!r}: {exc}") from exc
+
+    def _variable(self, spec: dict) -> Any:
+        value = self.substitute_variables(spec.get("value")) if "value" in spec else None
+        expr = spec.get("jmesPath")
+        default = self.substitute_variables(spec.get("default")) if "default" in spec else None
+        has_default = spec.get("default") is not None
+        if expr:
+            expr = self.substitute_variables(expr)
+            if spec.get("value") is not None:
+                try:
+                    result = self.evaluator.search(compile_expression(expr), value)
+                except JMESPathError:
+                    if not has_default:
+                        raise
+                    result = default
+            else:
+                try:
+                    result = self.search(expr)
+                except JMESPathError:
+                    if not has_default:
+                        raise
+                    result = default
+                if result is None and has_default:
+                    result = default
+        else:
+            result = value
+        if result is None:
+            raise ContextError("variable evaluated to nil")
+        return result
+
+    def _config_map(self, name: str, spec: dict) -> None:
+        if self.loader is None:
+            return  # offline without a ConfigMap source: values-file data stays visible
+        cm_name = str(self.substitute_variables(spec.get("name") or ""))
+        namespace = str(self.substitute_variables(spec.get("namespace") or "") or self.policy_namespace or "default")
+        found = self.loader.config_map(cm_name, namespace)
+        if found is None:
+            raise ContextError(f"failed to get configmap {namespace}/{cm_name}: not found")
+        data = {"data": found.get("data") or {}, "metadata": found.get("metadata") or {}}
+        self.tree = set_path(self.tree, [name], data)
+
+    def _api_call(self, name: str, spec: dict) -> None:
+        if self.loader is None:
+            return
+        if spec.get("service") is not None:
+            raise ContextError(f"context entry {name!r}: external service calls are not made offline")
+        url = str(self.substitute_variables(spec.get("urlPath") or ""))
+        method = str(spec.get("method") or "GET")
+        data = self.substitute_variables(spec.get("data")) if spec.get("data") is not None else None
+        try:
+            response = self.loader.api_call(url, method, data)
+        except ContextError:
+            if spec.get("default") is None:
+                raise
+            self.tree = set_path(self.tree, [name], self.substitute_variables(spec["default"]))
+            return
+        expr = spec.get("jmesPath")
+        if expr:
+            response = self.evaluator.search(compile_expression(self.substitute_variables(expr)), response)
+        self.tree = set_path(self.tree, [name], response)
+
+
+def is_unknown_key(exc: BaseException) -> bool:
+    return isinstance(exc, UnknownKeyError)
+
+
+ResolveFn = Callable[[str], Any]

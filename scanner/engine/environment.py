@@ -1,0 +1,39 @@
+"""What an evaluation needs from outside the engine: functions (with the scan's clock),
+external context data, values, and objects for CEL lookups. Built once per scan."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from scanner.engine.context import ContextLoader
+from scanner.engine.jmespath_dialect import Evaluator
+from scanner.engine.jmespath_functions import build_functions
+from scanner.engine.values import Values
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    evaluator: Evaluator
+    values: Values = field(default_factory=Values)
+    loader: ContextLoader | None = None
+    # Namespace objects by name for CEL's namespaceObject; None gives Kyverno's CLI view
+    # (a namespace object carrying only its name)
+    namespaces: dict[str, dict] | None = None
+    # objects CEL paramRef lookups are served from
+    param_resources: tuple[dict, ...] = ()
+
+
+def make_environment(
+    *,
+    now: Callable[[], datetime] | None = None,
+    load_yaml: Callable[[str], Any] | None = None,
+    values: Values | None = None,
+    loader: ContextLoader | None = None,
+    namespaces: dict[str, dict] | None = None,
+    param_resources: tuple[dict, ...] = (),
+) -> Environment:
+    evaluator = Evaluator(build_functions(now=now, load_yaml=load_yaml))
+    return Environment(evaluator, values or Values(), loader, namespaces, param_resources)

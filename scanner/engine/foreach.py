@@ -1,0 +1,96 @@
+"""``foreach`` validation: per-element preconditions, context, deny/pattern/anyPattern and nesting (spec 9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scanner.engine.conditions import ConditionError, evaluate_block, parse_conditions
+from scanner.engine.context import ContextError, VariableContext
+from scanner.engine.jmespath_dialect import JMESPathError, UnknownKeyError
+from scanner.engine.pattern import CompiledPattern
+from scanner.engine.policy import Rule
+from scanner.engine.types import RuleStatus
+from scanner.engine.variables import SubstitutionError
+
+Outcome = tuple[RuleStatus, str, str] | None
+_FAILURES = (SubstitutionError, ConditionError, ContextError, JMESPathError)
+
+
+def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource: dict,
+                depth: int, operation: str) -> Outcome:
+    """Iterate the foreach entries; the first failing or erroring element decides."""
+    from scanner.engine import validate
+
+    counted = 0
+    list_error: str | None = None
+    for entry in entries:
+        try:
+            items = ctx.search(str(entry.get("list") or ""))
+        except UnknownKeyError:
+            continue
+        except _FAILURES as exc:
+            list_error = str(exc)
+            continue
+        if not isinstance(items, list):
+            items = [items]
+        state = ctx.checkpoint()
+        for index, element in enumerate(items):
+            if element is None:
+                continue
+            ctx.restore(state)
+            for key, value in (("element", element), (f"element{depth}", element),
+                               ("elementIndex", index), (f"elementIndex{depth}", index)):
+                ctx.set(key, value)
+            outcome = _element(rule, entry, ctx, resource, element, depth, operation, validate)
+            if outcome is None or outcome[0] is RuleStatus.SKIP:
+                continue
+            if outcome[0] is RuleStatus.PASS:
+                counted += 1
+                continue
+            ctx.restore(state)
+            return outcome[0], f"validation failure: {outcome[1]}", outcome[2]
+        ctx.restore(state)
+    if counted == 0:
+        if list_error is not None:
+            return RuleStatus.ERROR, f"failed to evaluate list: {list_error}", ""
+        return None
+    return RuleStatus.PASS, "rule passed", ""
+
+
+def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, element: Any,
+             depth: int, operation: str, validate: Any) -> Outcome:
+    scope = entry.get("elementScope")
+    if isinstance(element, dict):
+        document = element if scope is not False else resource
+    else:
+        if scope is True:
+            return RuleStatus.ERROR, "elementScope is true but the element is not an object", ""
+        document = resource
+    ctx.add_entries(entry.get("context"))
+    preconditions = entry.get("preconditions")
+    if preconditions is not None:
+        try:
+            block = evaluate_block(parse_conditions(preconditions, foreach=True), ctx.substitute)
+        except _FAILURES:
+            return None
+        if not block.value:
+            return None
+    if entry.get("deny") is not None:
+        return validate.run_deny(rule, entry["deny"], ctx)
+    if entry.get("pattern") is not None or entry.get("anyPattern") is not None:
+        if operation == "DELETE" and document is resource:
+            return None
+        try:
+            if entry.get("pattern") is not None:
+                pattern = CompiledPattern(ctx.substitute(entry["pattern"]))
+                return validate.check_pattern(rule, pattern, document, validate.lazy_message(rule, ctx))
+            any_pattern = ctx.substitute(entry["anyPattern"])
+        except _FAILURES as exc:
+            return RuleStatus.ERROR, f"variable substitution failed: {exc}", ""
+        if not isinstance(any_pattern, list):
+            return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
+        patterns = tuple(CompiledPattern(p) for p in any_pattern)
+        return validate.check_any_pattern(rule, patterns, document, validate.lazy_message(rule, ctx))
+    if entry.get("foreach") is not None:
+        return run_foreach(rule, entry["foreach"], ctx, resource, depth + 1, operation)
+    return None

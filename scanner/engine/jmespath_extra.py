@@ -1,0 +1,149 @@
+"""Kyverno functions needing an injected helper or a special library: ``parse_yaml``,
+``random``, ``x509_decode``, ``is_external_url``.
+
+``is_external_url`` works offline (Kyverno resolves host names through DNS): an IP
+literal is external unless it is loopback or private (Go ``IsLoopback``/``IsPrivate``); a
+host name is external unless it is ``localhost``, ends in ``.localhost``, ``.local`` or
+``.internal``, or is a single label (an in-cluster service name such as ``my-svc``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random as _random
+from collections.abc import Callable
+from typing import Any
+
+from scanner.engine import re2
+from scanner.engine.jmespath_registry import FunctionSpec, error
+from scanner.engine.jmespath_x509 import decode_pem
+
+_GO_PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12",
+                                                 "192.168.0.0/16", "fc00::/7")]
+_INTERNAL_SUFFIXES = (".localhost", ".local", ".internal")
+
+
+def url_host(url: str) -> str:
+    """The host of ``scheme://[user@]host[:port]/...`` (brackets of IPv6 removed)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme:
+        raise ValueError(f"parse {url!r}: missing scheme or host")
+    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    host = authority.rpartition("@")[2]
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host[1:]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def is_external_host(host: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        name = host.lower().rstrip(".")
+        if not name or name == "localhost" or name.endswith(_INTERNAL_SUFFIXES):
+            return False
+        return "." in name
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    private = any(ip in net for net in _GO_PRIVATE if net.version == ip.version)
+    return not (ip.is_loopback or private)
+
+
+def _is_external_url(a: list[Any]) -> bool:
+    try:
+        return is_external_host(url_host(a[0]))
+    except ValueError as exc:
+        raise error("is_external_url", str(exc)) from None
+
+
+def _generate(items: list, rng: _random.Random, out: list[str]) -> None:
+    c = re2._sre_constants
+    for op, av in items:
+        if op == c.LITERAL:
+            out.append(chr(av))
+        elif op == c.ANY:
+            out.append(chr(rng.randint(0x20, 0x7E)))
+        elif op == c.IN:
+            out.append(_pick_class(av, rng))
+        elif op == c.NOT_LITERAL:
+            choice = chr(rng.randint(0x21, 0x7E))
+            out.append(choice if ord(choice) != av else "~" if av != ord("~") else "!")
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            lo, hi, body = av
+            hi = lo + 10 if hi == c.MAXREPEAT else hi
+            for _ in range(rng.randint(lo, max(lo, hi))):
+                _generate(list(body), rng, out)
+        elif op == c.SUBPATTERN:
+            _generate(list(av[-1]), rng, out)
+        elif op == c.BRANCH:
+            _generate(list(rng.choice(av[1])), rng, out)
+
+
+def _pick_class(items: list, rng: _random.Random) -> str:
+    c = re2._sre_constants
+    ranges: list[tuple[int, int]] = []
+    for op, av in items:
+        if op == c.LITERAL:
+            ranges.append((av, av))
+        elif op == c.RANGE:
+            ranges.append(av)
+        elif op == c.CATEGORY:
+            ranges.extend({c.CATEGORY_DIGIT: [(48, 57)], c.CATEGORY_SPACE: [(32, 32)]}.get(
+                av, [(97, 122)]))
+        elif op == c.NEGATE:
+            return chr(rng.randint(0x21, 0x7E))  # best effort for negated classes
+    lo, hi = rng.choice(ranges) if ranges else (97, 122)
+    return chr(rng.randint(lo, hi))
+
+
+def _random_string(rng: _random.Random) -> Callable[[list[Any]], str]:
+    def generate(a: list[Any]) -> str:
+        if a[0] == "":
+            raise error("random", "no pattern provided")
+        try:
+            re2.compile_re2(a[0])
+            parsed = re2._sre_parser.parse(re2.translate(a[0]))
+        except re2.RegexError as exc:
+            raise error("random", str(exc)) from None
+        out: list[str] = []
+        _generate(list(parsed), rng, out)
+        return "".join(out)
+
+    return generate
+
+
+def _parse_yaml(load_yaml: Callable[[str], Any] | None) -> Callable[[list[Any]], Any]:
+    def parse(a: list[Any]) -> Any:
+        if load_yaml is None:
+            raise error("parse_yaml", "not supported: no YAML loader is available")
+        try:
+            return load_yaml(a[0])
+        except ValueError as exc:
+            raise error("parse_yaml", str(exc)) from None
+
+    return parse
+
+
+def _x509_decode(a: list[Any]) -> dict[str, Any]:
+    try:
+        return decode_pem(a[0])
+    except ValueError as exc:
+        raise error("x509_decode", str(exc)) from None
+
+
+def build_extra_specs(
+    load_yaml: Callable[[str], Any] | None, rng: _random.Random
+) -> tuple[FunctionSpec, ...]:
+    s = ("string",)
+    return (
+        FunctionSpec("parse_yaml", (s,), "any", "decodes a valid YAML encoded string to the "
+                     "appropriate type provided it can be represented as JSON",
+                     _parse_yaml(load_yaml)),
+        FunctionSpec("random", (s,), "string", "Generates a random sequence of characters",
+                     _random_string(rng)),
+        FunctionSpec("x509_decode", (s,), "object", "decodes an x.509 certificate to an "
+                     "object. you may also use this in conjunction with `base64_decode` "
+                     "jmespath function to decode a base64-encoded certificate", _x509_decode),
+        FunctionSpec("is_external_url", (s,), "bool", "checks if a URL points to an external "
+                     "host (offline: IP literals by range, host names by name)", _is_external_url),
+    )

@@ -1,0 +1,95 @@
+"""The function registry: Kyverno's custom JMESPath functions beside the standard ones.
+
+A ``FunctionSpec`` carries Kyverno's signature (argument types, return type, note) and a
+handler taking the list of evaluated arguments. Argument types are checked before the
+handler runs; mismatches raise ``JMESPathError`` with Kyverno's wording.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from jmespath import functions as jp_functions
+
+from scanner.engine.jmespath_dialect import JMESPathError
+
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "array[string]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "bool": lambda v: isinstance(v, bool),
+    "any": lambda v: True,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSpec:
+    """One custom function: name, argument types (alternatives per argument), result, note."""
+
+    name: str
+    args: tuple[tuple[str, ...], ...]
+    returns: str
+    note: str
+    handler: Callable[[list[Any]], Any]
+
+    @property
+    def signature(self) -> str:
+        args = ", ".join("|".join(types) for types in self.args)
+        return f"{self.name}({args}) {self.returns}"
+
+    def __str__(self) -> str:
+        return f"{self.signature} ({self.note})" if self.note else self.signature
+
+
+def error(name: str, message: str) -> JMESPathError:
+    """Kyverno's function error wording: ``JMESPath function '<name>': <message>``."""
+    return JMESPathError(f"JMESPath function '{name}': {message}")
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
+class KyvernoFunctions(jp_functions.Functions):
+    """Standard JMESPath functions plus Kyverno's, which win on a name clash."""
+
+    def __init__(self, specs: Iterable[FunctionSpec]) -> None:
+        self.custom: dict[str, FunctionSpec] = {spec.name: spec for spec in specs}
+
+    def call_function(self, function_name: str, resolved_args: list[Any]) -> Any:
+        spec = self.custom.get(function_name)
+        if spec is None:
+            return super().call_function(function_name, resolved_args)
+        if len(resolved_args) != len(spec.args):
+            raise error(
+                spec.name, f"expected {len(spec.args)} arguments, got {len(resolved_args)}"
+            )
+        for index, (value, types) in enumerate(zip(resolved_args, spec.args, strict=True)):
+            if not any(_TYPE_CHECKS[t](value) for t in types):
+                raise error(
+                    spec.name,
+                    f"{index + 1} argument is expected of {' or '.join(types)} type, "
+                    f"got {_type_name(value)}",
+                )
+        return spec.handler(resolved_args)
+
+
+STANDARD_FUNCTION_NAMES = frozenset(jp_functions.Functions.FUNCTION_TABLE)
+
+
+def as_int(name: str, value: float, what: str = "argument") -> int:
+    """An integral float as int, else a Kyverno-style error."""
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+        raise error(name, f"{what} must be an integer, got {value}")
+    return int(value)
