@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime, timezone
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import evaluate_policy
 from scanner.engine.match import Request, ResourceView, UserInfo
 from scanner.engine.normalize import normalize_resource
@@ -16,7 +18,7 @@ from scanner.engine.types import RuleResult
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import ManifestError, ScannerError
 from scanner.policies import PolicySet, load_policies
-from scanner.yamldoc import iter_documents
+from scanner.yamldoc import iter_documents, load_documents
 
 TEST_FILE = "kyverno-test.yaml"
 _TEST_FIELDS = {
@@ -199,8 +201,16 @@ def run_suite(path: Path) -> list[SuiteResult]:
     return out
 
 
+def load_yaml_value(text: str) -> Any:
+    """The first YAML document of ``text`` (the loader behind JMESPath ``parse_yaml``)."""
+    docs = load_documents(text)
+    return docs[0].data if docs else None
+
+
 def _compare(suite: Suite) -> list[TestRow]:
     policies = {p.name: p for p in suite.policies.policies}
+    env = make_environment(now=lambda: now, load_yaml=load_yaml_value, values=suite.values)
+    now = datetime.now(timezone.utc)
     cache: dict[tuple[int, str, str | None], list[RuleResult]] = {}
     views = {id(r): ResourceView.of(r) for r in suite.resources}
 
@@ -208,7 +218,7 @@ def _compare(suite: Suite) -> list[TestRow]:
         key = (id(resource), policy.key, operation)
         if key not in cache:
             request = _request(suite, policy, resource, operation)
-            cache[key] = evaluate_policy(policy, resource, request, views[id(resource)])
+            cache[key] = evaluate_policy(policy, resource, request, views[id(resource)], env)
         return cache[key]
 
     rows: list[TestRow] = []

@@ -54,15 +54,19 @@ class _Evaluation:
     """State shared by the rules of one (policy, resource) evaluation."""
 
     def __init__(self, policy: Policy, resource: dict, request: Request, view: ResourceView,
-                 env: Environment) -> None:
+                 env: Environment, *, simulated_create: bool = False) -> None:
         self.policy, self.resource, self.request, self.view, self.env = policy, resource, request, view, env
+        self.simulated_create = simulated_create
         self._ctx: VariableContext | None = None
 
     def ctx(self) -> VariableContext:
         if self._ctx is None:
+            values = self.env.values.for_resource(self.policy.name, self.view.name)
+            if self.simulated_create:  # the old object is checked as a plain CREATE
+                values.pop("request.operation", None)
             self._ctx = VariableContext.for_resource(
                 self.resource, evaluator=self.env.evaluator, operation=self.request.operation,
-                user=self.request.user, values=self.env.values.for_resource(self.policy.name, self.view.name),
+                user=self.request.user, values=values,
                 loader=self.env.loader, policy_namespace=self.policy.namespace,
             )
         return self._ctx
@@ -201,5 +205,5 @@ def _fails_before_update(policy: Policy, rule: Rule, resource: dict, request: Re
     old_request = Request(operation="CREATE", user=None, namespace_labels=request.namespace_labels)
     if not rule.match.matches(view, old_request) or is_excluded(rule.exclude, view, old_request):
         return False
-    outcome = _Evaluation(policy, resource, old_request, view, env).run(rule)
+    outcome = _Evaluation(policy, resource, old_request, view, env, simulated_create=True).run(rule)
     return outcome is not None and outcome[0] is RuleStatus.FAIL

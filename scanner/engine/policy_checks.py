@@ -137,6 +137,9 @@ def check_context(entries: Any, problems: Problems, pointer: str, names: list[tu
 
 
 def _root_allowed(expr: str, contexts: list[tuple[str, str]]) -> bool:
+    expr = expr.lstrip("(! \t")
+    if not expr or not (expr[0].isalpha() or expr[0] in "_@"):
+        return True  # literals, multiselects and sub-expressions start elsewhere
     if _BUILTIN_ROOT.match(expr):
         return True
     for name, source in contexts:
