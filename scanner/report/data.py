@@ -1,0 +1,260 @@
+"""The report contract: frozen values every renderer reads, and nothing else.
+
+A ``ReportData`` holds the facts of one stored run (header, policies, every rule result,
+errors, the comparison with the previous run, the trend of earlier runs, the exceptions that
+applied) and the views derived from them (summary counts, failures grouped by policy,
+groupings by namespace and by source). Build it with ``scanner.report.assemble.assemble_report``
+so the derived views are computed in one place from the results and cannot disagree with
+them; every format (HTML, JSON, SARIF, PolicyReport, JUnit, audit) renders from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from scanner.engine.types import FailureAction, RuleStatus
+
+__all__ = [
+    "FINDING_STATUSES",
+    "SEVERITY_ORDER",
+    "STATUS_ORDER",
+    "UNSET_SEVERITY",
+    "ErrorEntry",
+    "ExceptionApplied",
+    "FailureAction",
+    "GroupCounts",
+    "PolicyFindings",
+    "PolicyInfo",
+    "ReportData",
+    "ResourceInfo",
+    "ResultChange",
+    "ResultRecord",
+    "RuleStatus",
+    "RunInfo",
+    "Severity",
+    "SourceInfo",
+    "Summary",
+    "TrendPoint",
+]
+
+
+class Severity(StrEnum):
+    """A policy's ``policies.kyverno.io/severity``; the PolicyReport severity values."""
+
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    INFO = "info"
+
+
+UNSET_SEVERITY = "unset"
+"""The severity bucket of policies that declare none."""
+
+SEVERITY_ORDER: tuple[str, ...] = (*(s.value for s in Severity), UNSET_SEVERITY)
+STATUS_ORDER: tuple[str, ...] = tuple(s.value for s in (
+    RuleStatus.FAIL, RuleStatus.ERROR, RuleStatus.WARN, RuleStatus.PASS, RuleStatus.SKIP))
+FINDING_STATUSES: frozenset[RuleStatus] = frozenset(
+    {RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.ERROR})
+"""Statuses listed as findings in the reports (passes and skips are only counted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """One source of manifests as scanned in the run (``error`` set when it failed)."""
+
+    name: str
+    type: str
+    url: str = ""
+    ref: str = ""
+    commit_sha: str = ""
+    commit_time: datetime | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """The run header. Times are timezone-aware UTC."""
+
+    run_id: int
+    started_at: datetime
+    finished_at: datetime | None
+    scanner_version: str
+    status: str
+    trigger: str
+    sources: tuple[SourceInfo, ...]
+    policy_set_digest: str
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyInfo:
+    """A policy as evaluated in the run. ``digest`` is the content digest of its file."""
+
+    name: str
+    title: str
+    category: str
+    severity: Severity | None
+    description: str
+    action: FailureAction
+    digest: str
+    path: str = ""
+    rules: tuple[str, ...] = ()
+
+    @property
+    def severity_key(self) -> str:
+        return self.severity.value if self.severity is not None else UNSET_SEVERITY
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    """A scanned resource and where it came from (``path`` is relative to its source)."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    source: str
+    path: str
+    line: int | None = None
+    commit: str = ""
+    labels: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key(self) -> str:
+        """``kind/namespace/name`` (``kind/name`` for cluster-scoped resources)."""
+        if self.namespace:
+            return f"{self.kind}/{self.namespace}/{self.name}"
+        return f"{self.kind}/{self.name}"
+
+    @property
+    def location(self) -> str:
+        """``path:line`` within the source (``path`` alone when the line is unknown)."""
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRecord:
+    """One rule's result for one resource; ``exception`` names the exception that applied."""
+
+    policy: str
+    rule: str
+    status: RuleStatus
+    message: str
+    resource: ResourceInfo
+    action: FailureAction = FailureAction.AUDIT
+    exception: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResultChange:
+    """A (policy, rule, resource) whose finding appeared or disappeared since the previous run."""
+
+    policy: str
+    rule: str
+    kind: str
+    namespace: str
+    name: str
+    source: str
+    status_before: RuleStatus | None
+    status_after: RuleStatus | None
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEntry:
+    """An input the run could not process: a failed source, an unreadable file, a bad document."""
+
+    source: str
+    location: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrendPoint:
+    """Failures of one run per severity (keys from ``SEVERITY_ORDER``)."""
+
+    run_id: int
+    started_at: datetime
+    failures: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.failures.values())
+
+
+@dataclass(frozen=True, slots=True)
+class ExceptionApplied:
+    """A policy exception or override that changed results in the run."""
+
+    name: str
+    namespace: str
+    policy: str
+    rule: str
+    resources: int
+    reason: str = ""
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Counts: results by status (every status present), failures by severity."""
+
+    by_status: Mapping[str, int]
+    failures_by_severity: Mapping[str, int]
+    resources: int
+    policies: int
+    results: int
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyFindings:
+    """A policy and its findings (fail, warn, error results), ordered by resource."""
+
+    policy: PolicyInfo
+    findings: tuple[ResultRecord, ...]
+    counts: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupCounts:
+    """Result counts of one namespace or one source."""
+
+    key: str
+    counts: Mapping[str, int]
+    resources: int
+    failing_resources: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReportData:
+    """Everything a report shows. Sequences are in display order; renderers do not re-sort."""
+
+    run: RunInfo
+    policies: tuple[PolicyInfo, ...]
+    results: tuple[ResultRecord, ...]
+    errors: tuple[ErrorEntry, ...]
+    previous_run_id: int | None
+    new_findings: tuple[ResultChange, ...]
+    resolved_findings: tuple[ResultChange, ...]
+    trend: tuple[TrendPoint, ...]
+    exceptions: tuple[ExceptionApplied, ...]
+    summary: Summary
+    failures_by_policy: tuple[PolicyFindings, ...]
+    by_namespace: tuple[GroupCounts, ...]
+    by_source: tuple[GroupCounts, ...]
+
+    def policy(self, name: str) -> PolicyInfo | None:
+        for policy in self.policies:
+            if policy.name == name:
+                return policy
+        return None

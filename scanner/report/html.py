@@ -1,0 +1,141 @@
+"""The HTML reports: one self-contained file each (inline CSS, SVG and script, no fetches).
+
+Templates run with ``autoescape=True`` and ``StrictUndefined``. User-controlled text only ever
+reaches the page through escaped template expressions, never inside the script or the style;
+a Content-Security-Policy allows exactly the inline script and style this module wrote (by
+their SHA-256) and nothing else, so even markup that slipped through could not run.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from scanner.engine.types import RuleStatus
+from scanner.errors import ReportError
+from scanner.report.audit import audit_document
+from scanner.report.chart import trend_chart
+from scanner.report.data import (
+    FINDING_STATUSES,
+    SEVERITY_ORDER,
+    STATUS_ORDER,
+    ReportData,
+    ResourceInfo,
+    ResultRecord,
+)
+from scanner.report.formatting import duration_text, iso_time, short_sha
+
+TEMPLATE_DIR = Path(__file__).with_name("templates")
+ANNOTATION_TITLE_LIMIT = 600
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixBlock:
+    """The audit matrix rows of one (policy, rule)."""
+
+    policy: str
+    rule: str
+    severity: str
+    counts: dict[str, int]
+    results: tuple[ResultRecord, ...]
+
+
+def _annotations(resource: ResourceInfo) -> str:
+    text = "\n".join(f"{k}: {v}" for k, v in resource.annotations)
+    if len(text) > ANNOTATION_TITLE_LIMIT:
+        text = text[:ANNOTATION_TITLE_LIMIT] + "…"
+    return text
+
+
+def _is_web_url(value: str) -> bool:
+    return value.lower().startswith(("https://", "http://"))
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=False,
+        keep_trailing_newline=True,
+    )
+    env.filters.update({"iso": iso_time, "duration": duration_text, "short": short_sha,
+                        "annotations": _annotations, "is_web_url": _is_web_url})
+    return env
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+@cache
+def _assets() -> dict[str, str]:
+    env = _environment()
+    style = (TEMPLATE_DIR / "report.css").read_text(encoding="utf-8")
+    script = env.get_template("script.js.j2").render()
+    for name, text, tag in (("style", style, "</style"), ("script", script, "</script")):
+        if tag in text.lower():
+            raise ReportError(f"report {name} asset contains {tag}>")
+    return {"style": style, "script": script, "style_hash": _csp_hash(style),
+            "script_hash": _csp_hash(script)}
+
+
+def _context(data: ReportData) -> dict[str, Any]:
+    assets = _assets()
+    return {
+        "data": data,
+        "style": Markup(assets["style"]),
+        "script": Markup(assets["script"]),
+        "style_hash": assets["style_hash"],
+        "script_hash": assets["script_hash"],
+        "statuses": STATUS_ORDER,
+        "finding_statuses": [s for s in STATUS_ORDER if RuleStatus(s) in FINDING_STATUSES],
+        "severities": SEVERITY_ORDER,
+    }
+
+
+def _render(template: str, context: dict[str, Any]) -> str:
+    try:
+        return _environment().get_template(template).render(context)
+    except jinja2.TemplateError as e:
+        raise ReportError(f"template {template} failed: {e}") from e
+
+
+def render_html_report(data: ReportData) -> str:
+    """The compliance report of one run as a self-contained HTML document."""
+    context = _context(data)
+    context["chart"] = trend_chart(data.trend)
+    context["total_findings"] = sum(len(g.findings) for g in data.failures_by_policy)
+    return _render("report.html.j2", context)
+
+
+def matrix_blocks(data: ReportData) -> list[MatrixBlock]:
+    """The results grouped by (policy, rule), in the order of ``data.results``."""
+    severity = {p.name: p.severity_key for p in data.policies}
+    blocks = []
+    for (policy, rule), items in groupby(data.results, key=lambda r: (r.policy, r.rule)):
+        rows = tuple(items)
+        counts = dict.fromkeys(STATUS_ORDER, 0)
+        for row in rows:
+            counts[row.status.value] += 1
+        blocks.append(MatrixBlock(policy=policy, rule=rule, severity=severity[policy],
+                                  counts=counts, results=rows))
+    return blocks
+
+
+def render_audit_html(data: ReportData) -> str:
+    """The audit record as HTML, showing the content digest of the audit JSON record."""
+    context = _context(data)
+    context["content_digest"] = audit_document(data)["content_digest"]
+    context["matrix"] = matrix_blocks(data)
+    return _render("audit.html.j2", context)

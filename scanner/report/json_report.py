@@ -1,0 +1,157 @@
+"""The JSON report: the HTML report's data as a documented, versioned document.
+
+The document follows ``schemas/report-1.schema.json`` (``"schema": "urn:scanner:report:1"``).
+Key order and list order are fixed, so the same ``ReportData`` always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from scanner.report.data import (
+    SEVERITY_ORDER,
+    ErrorEntry,
+    ExceptionApplied,
+    GroupCounts,
+    PolicyInfo,
+    ReportData,
+    ResourceInfo,
+    ResultChange,
+    ResultRecord,
+    RunInfo,
+)
+from scanner.report.formatting import finding_id, iso_time
+
+REPORT_SCHEMA_ID = "urn:scanner:report:1"
+SCHEMA_DIR = Path(__file__).with_name("schemas")
+
+
+def run_document(run: RunInfo) -> dict[str, Any]:
+    return {
+        "id": run.run_id,
+        "started_at": iso_time(run.started_at),
+        "finished_at": iso_time(run.finished_at) or None,
+        "duration_seconds": run.duration_seconds,
+        "scanner_version": run.scanner_version,
+        "status": run.status,
+        "trigger": run.trigger,
+        "policy_set_digest": run.policy_set_digest,
+        "sources": [
+            {"name": s.name, "type": s.type, "url": s.url, "ref": s.ref,
+             "commit_sha": s.commit_sha, "commit_time": iso_time(s.commit_time) or None,
+             "error": s.error}
+            for s in run.sources
+        ],
+    }
+
+
+def resource_document(resource: ResourceInfo) -> dict[str, Any]:
+    return {
+        "api_version": resource.api_version,
+        "kind": resource.kind,
+        "namespace": resource.namespace,
+        "name": resource.name,
+        "source": resource.source,
+        "path": resource.path,
+        "line": resource.line,
+        "commit": resource.commit,
+        "labels": dict(resource.labels),
+        "annotations": dict(resource.annotations),
+    }
+
+
+def result_document(result: ResultRecord, *, with_policy: bool) -> dict[str, Any]:
+    doc: dict[str, Any] = {"id": finding_id(result.resource, result.policy, result.rule)}
+    if with_policy:
+        doc["policy"] = result.policy
+    doc.update({
+        "rule": result.rule,
+        "status": result.status.value,
+        "message": result.message,
+        "action": result.action.value,
+        "exception": result.exception,
+        "resource": resource_document(result.resource),
+    })
+    return doc
+
+
+def policy_document(policy: PolicyInfo) -> dict[str, Any]:
+    return {
+        "name": policy.name,
+        "title": policy.title,
+        "category": policy.category,
+        "severity": policy.severity.value if policy.severity else None,
+        "description": policy.description,
+        "action": policy.action.value,
+        "digest": policy.digest,
+        "path": policy.path,
+        "rules": list(policy.rules),
+    }
+
+
+def change_document(change: ResultChange) -> dict[str, Any]:
+    return {
+        "policy": change.policy, "rule": change.rule, "kind": change.kind,
+        "namespace": change.namespace, "name": change.name, "source": change.source,
+        "status_before": change.status_before.value if change.status_before else None,
+        "status_after": change.status_after.value if change.status_after else None,
+        "message": change.message,
+    }
+
+
+def error_document(error: ErrorEntry) -> dict[str, Any]:
+    return {"source": error.source, "location": error.location, "message": error.message}
+
+
+def exception_document(item: ExceptionApplied) -> dict[str, Any]:
+    return {"name": item.name, "namespace": item.namespace, "policy": item.policy,
+            "rule": item.rule, "resources": item.resources, "reason": item.reason,
+            "path": item.path}
+
+
+def _group_document(group: GroupCounts, key_name: str) -> dict[str, Any]:
+    return {key_name: group.key, "resources": group.resources,
+            "failing_resources": group.failing_resources, "counts": dict(group.counts)}
+
+
+def summary_document(data: ReportData) -> dict[str, Any]:
+    s = data.summary
+    return {"results": s.results, "resources": s.resources, "policies": s.policies,
+            "by_status": dict(s.by_status), "failures_by_severity": dict(s.failures_by_severity)}
+
+
+def report_document(data: ReportData) -> dict[str, Any]:
+    """The JSON report as plain data (what ``write_json_report`` serialises)."""
+    return {
+        "schema": REPORT_SCHEMA_ID,
+        "run": run_document(data.run),
+        "summary": summary_document(data),
+        "changes": {
+            "previous_run_id": data.previous_run_id,
+            "new": [change_document(c) for c in data.new_findings],
+            "resolved": [change_document(c) for c in data.resolved_findings],
+        },
+        "failures_by_policy": [
+            {**policy_document(group.policy), "counts": dict(group.counts),
+             "findings": [result_document(r, with_policy=False) for r in group.findings]}
+            for group in data.failures_by_policy
+        ],
+        "by_namespace": [_group_document(g, "namespace") for g in data.by_namespace],
+        "by_source": [_group_document(g, "source") for g in data.by_source],
+        "errors": [error_document(e) for e in data.errors],
+        "trend": [{"run_id": t.run_id, "started_at": iso_time(t.started_at),
+                   "failures": {s: int(t.failures.get(s, 0)) for s in SEVERITY_ORDER}}
+                  for t in data.trend],
+        "exceptions": [exception_document(x) for x in data.exceptions],
+    }
+
+
+def dump_json(document: dict[str, Any]) -> str:
+    """Indented UTF-8 JSON text with a final newline."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json_report(data: ReportData) -> str:
+    return dump_json(report_document(data))

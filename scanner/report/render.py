@@ -1,0 +1,71 @@
+"""Render a ``ReportData`` in one of the report formats to a file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from scanner.errors import Location, ReportError
+from scanner.report.audit import render_audit_json
+from scanner.report.data import ReportData
+from scanner.report.html import render_audit_html, render_html_report
+from scanner.report.json_report import render_json_report
+from scanner.report.junit import render_junit
+from scanner.report.policyreport import OPENREPORTS, WGPOLICY, render_policy_reports
+from scanner.report.sarif import render_sarif
+
+Renderer = Callable[[ReportData], str]
+
+# format name -> (renderer, file suffix used when ``out`` is a directory)
+FORMATS: dict[str, tuple[Renderer, str]] = {
+    "html": (render_html_report, ".html"),
+    "json": (render_json_report, ".json"),
+    "sarif": (render_sarif, ".sarif"),
+    "junit": (render_junit, ".junit.xml"),
+    "policy-report": (lambda d: render_policy_reports(d, WGPOLICY), ".policyreport.yaml"),
+    "openreports": (lambda d: render_policy_reports(d, OPENREPORTS), ".openreports.yaml"),
+    "audit-html": (render_audit_html, ".audit.html"),
+    "audit-json": (render_audit_json, ".audit.json"),
+}
+
+
+def default_file_name(data: ReportData, fmt: str) -> str:
+    """``scanner-run-<id><suffix>``, the name used when ``out`` is a directory."""
+    return f"scanner-run-{data.run.run_id}{FORMATS[fmt][1]}"
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def render_report(data: ReportData, fmt: str, out: Path) -> Path:
+    """Write the report in format ``fmt`` to ``out`` (a file, or a directory to write into).
+
+    Returns the file written. Raises ``ReportError`` for an unknown format, a template
+    failure, or an output path that cannot be written (the error names the path).
+    """
+    if fmt not in FORMATS:
+        raise ReportError(f"unknown report format {fmt!r} "
+                          f"(choose one of: {', '.join(sorted(FORMATS))})")
+    renderer, _ = FORMATS[fmt]
+    out = Path(out)
+    target = out / default_file_name(data, fmt) if out.is_dir() else out
+    text = renderer(data)
+    try:
+        _write_atomically(target, text)
+    except OSError as e:
+        reason = e.strerror or e.__class__.__name__
+        raise ReportError(f"cannot write {fmt} report: {reason}",
+                          Location(path=str(target))) from e
+    return target

@@ -1,0 +1,141 @@
+"""SARIF 2.1.0: one reporting descriptor per policy/rule, one result per finding.
+
+Results carry the repository-relative path and line of the resource (``uriBaseId`` is the
+source name; Git sources also appear in ``versionControlProvenance`` with their commit) and a
+``partialFingerprints`` entry hashing source, resource identity, policy and rule, so a finding
+keeps its identity across runs. Passing and skipped results are not listed; evaluation errors
+and unreadable inputs become tool execution notifications.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scanner.engine.types import RuleStatus
+from scanner.report.data import PolicyInfo, ReportData, ResultRecord
+from scanner.report.formatting import finding_id, iso_time
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+FINGERPRINT_KEY = "scannerFinding/v1"
+
+_LEVEL_BY_SEVERITY = {"critical": "error", "high": "error", "medium": "warning",
+                      "low": "note", "info": "note", "unset": "warning"}
+_SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0",
+                      "info": "1.0"}
+
+
+def rule_id(policy: str, rule: str) -> str:
+    return f"{policy}/{rule}"
+
+
+def _descriptor(policy: PolicyInfo, rule: str) -> dict[str, Any]:
+    severity = policy.severity_key
+    text = policy.title or policy.name
+    properties: dict[str, Any] = {"category": policy.category, "severity": severity,
+                                  "action": policy.action.value, "policyDigest": policy.digest,
+                                  "tags": [t for t in ("kubernetes", policy.category) if t]}
+    if severity in _SECURITY_SEVERITY:
+        properties["security-severity"] = _SECURITY_SEVERITY[severity]
+    descriptor: dict[str, Any] = {
+        "id": rule_id(policy.name, rule),
+        "name": f"{policy.name}.{rule}",
+        "shortDescription": {"text": f"{text}: {rule}"},
+        "fullDescription": {"text": policy.description or text},
+        "defaultConfiguration": {"level": _LEVEL_BY_SEVERITY[severity]},
+        "properties": properties,
+    }
+    return descriptor
+
+
+def _result(result: ResultRecord, policy: PolicyInfo, index: int) -> dict[str, Any]:
+    resource = result.resource
+    level = "warning" if result.status is RuleStatus.WARN else _LEVEL_BY_SEVERITY[
+        policy.severity_key]
+    physical: dict[str, Any] = {"artifactLocation": {"uri": resource.path,
+                                                     "uriBaseId": resource.source}}
+    if resource.line is not None and resource.line >= 1:
+        physical["region"] = {"startLine": resource.line}
+    message = result.message or f"{policy.name}/{result.rule} {result.status.value}"
+    return {
+        "ruleId": rule_id(result.policy, result.rule),
+        "ruleIndex": index,
+        "kind": "fail",
+        "level": level,
+        "message": {"text": message},
+        "locations": [{
+            "physicalLocation": physical,
+            "logicalLocations": [{"fullyQualifiedName": resource.key, "kind": "resource"}],
+        }],
+        "partialFingerprints": {
+            FINGERPRINT_KEY: finding_id(resource, result.policy, result.rule)},
+        "properties": {"status": result.status.value, "action": result.action.value,
+                       "source": resource.source, "commit": resource.commit,
+                       "resource": {"apiVersion": resource.api_version, "kind": resource.kind,
+                                    "namespace": resource.namespace, "name": resource.name}},
+    }
+
+
+def _notifications(data: ReportData) -> list[dict[str, Any]]:
+    notes: list[dict[str, Any]] = []
+    for error in data.errors:
+        notes.append({"level": "error",
+                      "message": {"text": f"{error.source}: {error.location}: {error.message}"}})
+    for result in data.results:
+        if result.status is RuleStatus.ERROR:
+            notes.append({
+                "level": "error",
+                "message": {"text": f"{result.resource.key}: {result.message}"},
+                "associatedRule": {"id": rule_id(result.policy, result.rule)},
+                "locations": [{"physicalLocation": {"artifactLocation": {
+                    "uri": result.resource.path, "uriBaseId": result.resource.source}}}],
+            })
+    return notes
+
+
+def sarif_document(data: ReportData) -> dict[str, Any]:
+    policies = {p.name: p for p in data.policies}
+    descriptors: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    for policy in data.policies:
+        for rule in policy.rules:
+            index[rule_id(policy.name, rule)] = len(descriptors)
+            descriptors.append(_descriptor(policy, rule))
+    results = []
+    for result in data.results:
+        if result.status not in (RuleStatus.FAIL, RuleStatus.WARN):
+            continue
+        key = rule_id(result.policy, result.rule)
+        if key not in index:  # a rule the policy catalogue did not list (e.g. autogen-...)
+            index[key] = len(descriptors)
+            descriptors.append(_descriptor(policies[result.policy], result.rule))
+        results.append(_result(result, policies[result.policy], index[key]))
+    run = data.run
+    provenance = [{"repositoryUri": s.url, "revisionId": s.commit_sha,
+                   **({"branch": s.ref} if s.ref else {}), "mappedTo": {"uriBaseId": s.name}}
+                  for s in run.sources if s.type == "git" and s.url and s.commit_sha]
+    invocation: dict[str, Any] = {
+        "executionSuccessful": not data.errors and not any(s.error for s in run.sources),
+        "startTimeUtc": iso_time(run.started_at),
+        "toolExecutionNotifications": _notifications(data),
+    }
+    if run.finished_at is not None:
+        invocation["endTimeUtc"] = iso_time(run.finished_at)
+    sarif_run: dict[str, Any] = {
+        "tool": {"driver": {"name": "scanner", "version": run.scanner_version,
+                            "rules": descriptors}},
+        "originalUriBaseIds": {
+            s.name: {"description": {"text": f"{s.type} source {s.name}"}}
+            for s in run.sources},
+        "automationDetails": {"id": f"scanner/run/{run.run_id}"},
+        "invocations": [invocation],
+        "results": results,
+        "properties": {"policySetDigest": run.policy_set_digest},
+    }
+    if provenance:
+        sarif_run["versionControlProvenance"] = provenance
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [sarif_run]}
+
+
+def render_sarif(data: ReportData) -> str:
+    return json.dumps(sarif_document(data), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,150 @@
+"""Format-specific behaviour: SARIF identities, JUnit cases, policy reports, audit digests."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import xml.etree.ElementTree as ET
+from datetime import timedelta
+
+import pytest
+
+from scanner.engine.types import RuleStatus
+from scanner.report.assemble import assemble_report
+from scanner.report.audit import audit_document, verify_audit_document
+from scanner.report.data import ReportData
+from scanner.report.html import render_audit_html, render_html_report
+from scanner.report.json_report import report_document
+from scanner.report.junit import render_junit
+from scanner.report.policyreport import OPENREPORTS, WGPOLICY, policy_reports
+from scanner.report.sarif import FINGERPRINT_KEY, sarif_document
+from tests.report.fixtures import PAYLOADS, hostile_report_data
+
+
+def _later_run(data: ReportData) -> ReportData:
+    """The same findings one day later, with new messages and commits."""
+    run = dataclasses.replace(data.run, run_id=43,
+                              started_at=data.run.started_at + timedelta(days=1),
+                              finished_at=data.run.finished_at + timedelta(days=1))
+    results = [dataclasses.replace(r, message=r.message + " (again)",
+                                   resource=dataclasses.replace(r.resource, commit="f" * 40,
+                                                                line=(r.resource.line or 0) + 5))
+               for r in data.results]
+    return assemble_report(run=run, policies=data.policies, results=results)
+
+
+def _fingerprints(data: ReportData) -> dict[tuple[str, str], str]:
+    run = sarif_document(data)["runs"][0]
+    return {(r["ruleId"], r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"]):
+            r["partialFingerprints"][FINGERPRINT_KEY] for r in run["results"]}
+
+
+def test_sarif_fingerprints_stable_across_runs(sample_data: ReportData) -> None:
+    first, second = _fingerprints(sample_data), _fingerprints(_later_run(sample_data))
+    assert first == second
+    assert len(set(first.values())) == len(first) == 5
+
+
+def test_sarif_one_rule_per_policy_rule_and_located_results(sample_data: ReportData) -> None:
+    run = sarif_document(sample_data)["runs"][0]
+    rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert rules == ["disallow-privileged/privileged-containers",
+                     "require-labels/check-app-label", "require-labels/check-team",
+                     "require-limits/validate-resources", "team-naming/name-prefix"]
+    located = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                r["locations"][0]["physicalLocation"]["region"]["startLine"], r["level"])
+               for r in run["results"]}
+    assert located == {
+        ("disallow-privileged/privileged-containers", "tools/debug.yaml", 3, "error"),
+        ("require-labels/check-app-label", "apps/shop/db.yaml", 12, "warning"),
+        ("require-labels/check-team", "apps/shop/web.yaml", 1, "warning"),
+        ("require-limits/validate-resources", "apps/shop/web.yaml", 1, "note"),
+        ("team-naming/name-prefix", "namespaces.yaml", 1, "warning"),
+    }
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]] == result["ruleId"]
+    assert {p["mappedTo"]["uriBaseId"]: p["revisionId"] for p in
+            run["versionControlProvenance"]} == {
+        "platform": "3f9a1c2b7d4e5f60718293a4b5c6d7e8f9012345",
+        "apps": "b1e2d3c4a5f60718293a4b5c6d7e8f9012345678"}
+    assert run["invocations"][0]["executionSuccessful"] is False
+
+
+def test_junit_one_case_per_resource_and_rule(sample_data: ReportData) -> None:
+    root = ET.fromstring(render_junit(sample_data))
+    cases = {}
+    for case in root.iter("testcase"):
+        outcome = next((c.tag for c in case if c.tag != "system-out"), "passed")
+        cases[(case.get("classname"), case.get("name"))] = outcome
+    assert len(cases) == len(sample_data.results) == int(root.get("tests"))
+    assert cases[("disallow-privileged.privileged-containers", "apps:Pod/tools/debug")] == "failure"
+    assert cases[("require-limits.validate-resources", "platform:Deployment/shop/db")] == "error"
+    assert cases[("require-labels.check-app-label", "apps:Pod/tools/debug")] == "skipped"
+    assert cases[("require-labels.check-team", "platform:Deployment/shop/web")] == "passed"
+    assert (root.get("failures"), root.get("errors"), root.get("skipped")) == ("4", "1", "1")
+
+
+def test_junit_replaces_characters_xml_cannot_carry() -> None:
+    text = render_junit(hostile_report_data())
+    root = ET.fromstring(text)
+    messages = [f.get("message") for f in root.iter("failure")]
+    assert messages and all("\x00" not in m and "\ufffd\ufffd end" in m for m in messages)
+
+
+@pytest.mark.parametrize(("flavour", "kinds"), [
+    pytest.param(WGPOLICY, ["ClusterPolicyReport", "PolicyReport", "PolicyReport"],
+                 id="wgpolicyk8s-kinds"),
+    pytest.param(OPENREPORTS, ["ClusterReport", "Report", "Report"], id="openreports-kinds"),
+])
+def test_policy_reports_one_per_namespace_plus_cluster(flavour, kinds,
+                                                       sample_data: ReportData) -> None:
+    reports = policy_reports(sample_data, flavour)
+    assert [r["kind"] for r in reports] == kinds
+    assert [r["metadata"].get("namespace") for r in reports] == [None, "shop", "tools"]
+    assert {r["apiVersion"] for r in reports} == {flavour.api_version}
+    shop = {(x["policy"], x["rule"], x["resources"][0]["name"]): x for x in reports[1]["results"]}
+    web_limits = shop[("require-limits", "validate-resources", "web")]
+    assert web_limits["result"] == "fail" and web_limits["severity"] == "low"
+    assert web_limits["scored"] is True
+    assert web_limits["timestamp"] == {"seconds": 1709272800, "nanos": 0}
+    assert web_limits["properties"]["path"] == "apps/shop/web.yaml"
+    assert web_limits["properties"]["line"] == "1"
+    assert shop[("require-labels", "check-team", "web")]["scored"] is False
+    assert reports[1]["summary"] == {"pass": 3, "fail": 2, "warn": 1, "error": 1, "skip": 0}
+    json_ids = {f["id"] for g in report_document(sample_data)["failures_by_policy"]
+                for f in g["findings"]}
+    assert web_limits["properties"]["result_id"] in json_ids
+
+
+@pytest.mark.parametrize("edit", [
+    pytest.param(lambda d: d["matrix"][0].update(status="fail"), id="changed-status-detected"),
+    pytest.param(lambda d: d["policies"][0].update(digest="sha256:0"),
+                 id="changed-policy-digest-detected"),
+    pytest.param(lambda d: d["matrix"].pop(), id="removed-result-detected"),
+])
+def test_audit_digest_detects_edits(edit, sample_data: ReportData) -> None:
+    document = json.loads(json.dumps(audit_document(sample_data)))
+    assert verify_audit_document(document)
+    edit(document)
+    assert not verify_audit_document(document)
+
+
+def test_audit_html_shows_digest_of_audit_json(sample_data: ReportData) -> None:
+    digest = audit_document(sample_data)["content_digest"]
+    assert digest.startswith("sha256:")
+    assert digest in render_audit_html(sample_data)
+    statuses = [row["status"] for row in audit_document(sample_data)["matrix"]]
+    assert sorted(statuses) == sorted(r.status.value for r in sample_data.results)
+    assert set(statuses) == {s.value for s in RuleStatus}
+
+
+@pytest.mark.parametrize("render", [pytest.param(render_html_report, id="report-html"),
+                                    pytest.param(render_audit_html, id="audit-html")])
+def test_html_escapes_every_payload(render) -> None:
+    html = render(hostile_report_data())
+    assert html.count("<script") == 1
+    for payload in PAYLOADS[:5]:
+        assert payload not in html
+    assert "&lt;script&gt;document.title=&#39;PWNED&#39;&lt;/script&gt;" in html
+    assert 'href="javascript:' not in html
+    assert "{{ 7*7 }}{% raw %}" in html
