@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from scanner.engine.evaluate import evaluate_policy
+from scanner.engine.environment import make_environment
+from scanner.engine.evaluate import PolicyIndex, evaluate_policy
 from scanner.engine.match import Request, ResourceView
 from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
@@ -18,6 +19,7 @@ from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_val
 from scanner.errors import ManifestError, ScannerError
 from scanner.manifests import LoadedResource, iter_resources
 from scanner.policies import load_policies
+from scanner.testsuite import load_yaml_value
 from scanner.yamldoc import load_documents
 
 
@@ -52,19 +54,21 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         raise ScannerError(str(exc)) from exc
     errors: list[ManifestError] = []
     evaluated: list[tuple[LoadedResource, Policy, RuleResult]] = []
+    index = PolicyIndex(policy_set.policies)
+    env = make_environment(now=_now_function(), load_yaml=load_yaml_value, values=values)
     for loaded in iter_resources(resources, errors):
         view = ResourceView.of(loaded.resource)
-        for policy in policy_set.policies:
+        for policy in index.for_kind(view.kind):
             request = Request(operation=values.operation(policy.name, view.name), user=user,
                               namespace_labels=values.labels_of)
-            for result in evaluate_policy(policy, loaded.resource, request, view):
+            for result in evaluate_policy(policy, loaded.resource, request, view, env):
                 if audit_warn and result.status is RuleStatus.FAIL and _policy_action(policy) is FailureAction.AUDIT:
                     result = _as_warn(result)
                 evaluated.append((loaded, policy, result))
     for err in errors:
         click.echo(f"error: {err}", err=True)
     if output == "json":
-        sys.stdout.write(json.dumps([_row(lr, p, r) for lr, p, r in evaluated], indent=1) + "\n")
+        sys.stdout.write(json.dumps([_row(lr, p, r) for lr, p, r in evaluated]) + "\n")
     elif output == "policy-report":
         from scanner.policy_report import policy_reports
 
@@ -77,6 +81,13 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     enforce_fail = any(r.status is RuleStatus.FAIL and r.action is FailureAction.ENFORCE for _, _, r in evaluated)
     has_error = any(r.status is RuleStatus.ERROR for _, _, r in evaluated)
     return 1 if enforce_fail or has_error or errors or policy_set.errors else 0
+
+
+def _now_function():  # noqa: ANN202 - a clock fixed at the start of the run
+    from datetime import datetime, timezone
+
+    now = datetime.now(timezone.utc)
+    return lambda: now
 
 
 def _policy_action(policy: Policy) -> FailureAction:

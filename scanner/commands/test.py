@@ -29,7 +29,7 @@ def test(paths: tuple[str, ...], output: str, file_name: str, fail_only: bool) -
             "tests": [s.as_dict() for s in suites],
             "summary": {"passed": passed, "failed": failed, "errors": errors},
         }
-        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        sys.stdout.write(json.dumps(doc) + "\n")
     else:
         _print_table(suites, fail_only)
         click.echo(f"{passed} passed, {failed} failed")

@@ -173,13 +173,15 @@ def evaluate_policy(
     env = env or default_environment()
     if policy.kind == "Policy" and view.namespace != policy.namespace:
         return []
-    evaluation = _Evaluation(policy, resource, request, view, env)
+    evaluation: _Evaluation | None = None
     results: list[RuleResult] = []
     for rule in policy.rules_for(view.kind):
         if rule.handler is None:
             continue
         if not rule.match.matches(view, request) or is_excluded(rule.exclude, view, request):
             continue
+        if evaluation is None:
+            evaluation = _Evaluation(policy, resource, request, view, env)
         outcome = evaluation.run(rule)
         if outcome is None:
             continue
@@ -207,3 +209,18 @@ def _fails_before_update(policy: Policy, rule: Rule, resource: dict, request: Re
         return False
     outcome = _Evaluation(policy, resource, old_request, view, env, simulated_create=True).run(rule)
     return outcome is not None and outcome[0] is RuleStatus.FAIL
+
+
+class PolicyIndex:
+    """Policies indexed by resource kind, so a resource only meets policies that can match it."""
+
+    def __init__(self, policies: list[Policy]) -> None:
+        self.policies = list(policies)
+        self._by_kind: dict[str, list[Policy]] = {}
+
+    def for_kind(self, kind: str) -> list[Policy]:
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = [p for p in self.policies if p.rules_for(kind)]
+            self._by_kind[kind] = found
+        return found

@@ -1,0 +1,86 @@
+"""Engine benchmark: ``scanner apply`` of the corpus policy set over a generated corpus,
+against parsing the same files alone with PyYAML's C loader, side by side in one run.
+
+    python benchmarks/bench_engine.py --resources 10000 [--corpus DIR] [--policies DIR]
+
+The corpus comes from ``../shared/bench/make_corpus.py`` (generated into --corpus when that
+folder has no corpus.json yet). ``--policies`` overrides the policy set (e.g. the CEL
+variants). Prints the times, resources per second and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_corpus.py"
+
+PARSE_ONLY = r"""
+import os, sys, yaml
+n = 0
+for dp, dn, fn in os.walk(sys.argv[1]):
+    dn[:] = sorted(d for d in dn if not d.startswith("."))
+    for f in sorted(fn):
+        if f.endswith((".yaml", ".yml", ".json")):
+            try:
+                with open(os.path.join(dp, f), "rb") as fh:
+                    n += sum(1 for _ in yaml.load_all(fh, Loader=yaml.CSafeLoader))
+            except yaml.YAMLError:
+                pass
+print(n)
+"""
+
+
+def ensure_corpus(corpus: pathlib.Path, resources: int, seed: int) -> None:
+    if (corpus / "corpus.json").exists():
+        return
+    subprocess.run([sys.executable, str(MAKE_CORPUS), "--resources", str(resources), "--seed", str(seed),
+                    "--out", str(corpus)], check=True)
+
+
+def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE if stdout is None else stdout,
+                          stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start, proc.stdout or b""
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--resources", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--corpus", type=pathlib.Path, default=None)
+    ap.add_argument("--policies", type=pathlib.Path, default=None)
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args(argv)
+    corpus = args.corpus or pathlib.Path(tempfile.gettempdir()) / f"scanner-corpus-{args.resources}-{args.seed}"
+    ensure_corpus(corpus, args.resources, args.seed)
+    repo = corpus / "repo"
+    policies = args.policies or corpus / "policies"
+    expected = json.loads((corpus / "corpus.json").read_text())["resources"]
+    scanner = str(pathlib.Path(sys.executable).with_name("scanner"))
+    best_parse = best_apply = float("inf")
+    results = 0
+    for _ in range(args.repeat):
+        parse, _ = timed([sys.executable, "-c", PARSE_ONLY, str(repo)])
+        apply, out = timed([scanner, "apply", str(policies), "--resource", str(repo), "-o", "json"], None)
+        best_parse, best_apply = min(best_parse, parse), min(best_apply, apply)
+        results = len(json.loads(out or b"[]"))
+    print(f"corpus: {corpus} ({expected} resources), policies: {policies}")
+    print(f"parse only (PyYAML C loader, one process): {best_parse:7.2f} s  {expected / best_parse:8.0f} resources/s")
+    print(f"scanner apply (load + evaluate + output):  {best_apply:7.2f} s  {expected / best_apply:8.0f} resources/s"
+          f"  ({results} rule results)")
+    print(f"ratio apply / parse: {best_apply / best_parse:.2f}x (target <= 2.0x)")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())

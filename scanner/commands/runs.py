@@ -1,0 +1,133 @@
+"""`scanner runs`: look at stored scan runs without opening a report."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import click
+
+from scanner.commands.db import database_options, open_store
+from scanner.store import RunStatus
+from scanner.store.views import RunDetail, RunInfo
+
+OUTPUTS = click.Choice(["table", "json"])
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def run_json(run: RunInfo) -> dict[str, Any]:
+    data = _plain(dataclasses.asdict(run))
+    data["counts"] = run.counts.as_dict()
+    data["results"] = run.results
+    return data
+
+
+def _time(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+                     .rstrip() for row in rows)
+
+
+@click.group("runs")
+def runs() -> None:
+    """List and show stored scan runs."""
+
+
+@runs.command("list")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--source", help="Only runs that scanned this source.")
+@click.option("--status", type=click.Choice([s.value for s in RunStatus]))
+@click.option("--output", "output", type=OUTPUTS, default="table", show_default=True)
+@database_options
+def list_runs(limit: int, source: str | None, status: str | None, output: str,
+              database_url: str | None, config_path: str | None) -> None:
+    """List the latest runs, newest first."""
+    with open_store(database_url, config_path) as store:
+        found = store.list_runs(limit=limit, source=source,
+                                status=RunStatus(status) if status else None)
+    if output == "json":
+        click.echo(json.dumps([run_json(run) for run in found], indent=2))
+        return
+    if not found:
+        click.echo("no runs stored yet")
+        return
+    rows = [["RUN", "STARTED (UTC)", "STATUS", "TRIGGER", "RESOURCES", "PASS", "FAIL", "WARN",
+             "ERROR", "SKIP", "ERRORS"]]
+    for run in found:
+        counts = run.counts
+        rows.append([str(run.run_id), _time(run.started_at), run.status.value,
+                     run.trigger.value, str(run.resources), str(counts.passed),
+                     str(counts.failed), str(counts.warned), str(counts.errored),
+                     str(counts.skipped), str(run.error_records)])
+    click.echo(_table(rows))
+
+
+@runs.command("show")
+@click.argument("run")
+@click.option("--output", "output", type=OUTPUTS, default="table", show_default=True)
+@database_options
+def show(run: str, output: str, database_url: str | None, config_path: str | None) -> None:
+    """Show RUN (a run id, or "latest") with its sources and counts."""
+    with open_store(database_url, config_path) as store:
+        if run == "latest":
+            run_id = store.latest_run_id()
+            if run_id is None:
+                raise click.UsageError("no completed run stored yet")
+        elif run.isdigit():
+            run_id = int(run)
+        else:
+            raise click.BadParameter(f"{run!r} is not a run id or 'latest'", param_hint="RUN")
+        detail = store.get_run(run_id)
+        summary = store.summarize_run(run_id)
+    if output == "json":
+        data = run_json(detail.run)
+        data["sources"] = _plain([dataclasses.asdict(s) for s in detail.sources])
+        data["policies"] = detail.policies
+        data["by_severity"] = {g.label: g.counts.as_dict() for g in summary.by_severity}
+        data["by_source"] = {g.label: g.counts.as_dict() for g in summary.by_source}
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(_describe(detail))
+    for title, groups in (("by severity", summary.by_severity),
+                          ("by source", summary.by_source)):
+        if groups:
+            click.echo(f"\nresults {title}:")
+            rows = [["", "PASS", "FAIL", "WARN", "ERROR", "SKIP"]]
+            rows += [[g.label or "-", *map(str, g.counts.as_dict().values())] for g in groups]
+            click.echo(_table(rows))
+
+
+def _describe(detail: RunDetail) -> str:
+    run = detail.run
+    counts = ", ".join(f"{n} {s}" for s, n in run.counts.as_dict().items())
+    lines = [f"run {run.run_id}: {run.status.value} ({run.trigger.value})",
+             f"  started   {_time(run.started_at)} UTC",
+             f"  finished  {_time(run.finished_at)} UTC",
+             f"  scanner   {run.scanner_version or '-'}   config {run.config_digest or '-'}",
+             f"  resources {run.resources}   policies {detail.policies}   errors "
+             f"{run.error_records}",
+             f"  results   {counts}", "", "sources:"]
+    for source in detail.sources:
+        state = f"error: {source.error}" if source.error else "ok"
+        parts = [source.name, f"({source.type.value})", source.url, source.ref,
+                 f"commit {source.commit_sha[:12] or '-'}"]
+        lines.append("  " + " ".join(p for p in parts if p) + f": {state}")
+    return "\n".join(lines)
