@@ -1,0 +1,300 @@
+"""The scan configuration file -> frozen dataclasses. Environment overrides are resolved here only.
+
+Every problem is a ``ConfigError`` located at file:line:col with the key path
+(``sources[1].git.url``). Relative paths are relative to the config file's folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scanner.errors import ConfigError, Location, ManifestError
+from scanner.yamldoc import YamlDocument, load_documents
+
+DATABASE_ENV = "SCANNER_DATABASE_URL"
+REPORT_FORMATS = ("html", "json", "audit-html", "audit-json", "sarif", "junit", "policy-report", "openreports")
+FAIL_ON = ("enforce", "fail", "error", "never")
+
+
+@dataclass(frozen=True, slots=True)
+class GitRef:
+    url: str
+    ref: str | None = None
+    path: str = ""
+    shallow: bool = False
+    token_env: str | None = None
+    ssh_key: str | None = None
+    timeout: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyLocation:
+    path: str | None = None
+    git: GitRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceConfig:
+    name: str
+    type: str  # git | export | directory
+    git: GitRef | None = None
+    paths: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    kustomize: str = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportsConfig:
+    out: str = "reports"
+    formats: tuple[str, ...] = ("html", "json")
+    history: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleEntry:
+    cron: str
+    timezone: str = "UTC"
+
+
+@dataclass(frozen=True, slots=True)
+class ScanConfig:
+    jobs: int | None = None
+    fail_on: str = "enforce"
+    cache_dir: str = ".scanner-cache"
+    misfire_grace_seconds: int = 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    path: str
+    digest: str
+    database_url: str
+    policies: tuple[PolicyLocation, ...]
+    sources: tuple[SourceConfig, ...]
+    values: str | None = None
+    exceptions: tuple[str, ...] = ()
+    reports: ReportsConfig = field(default_factory=ReportsConfig)
+    schedule: tuple[ScheduleEntry, ...] = ()
+    scan: ScanConfig = field(default_factory=ScanConfig)
+
+
+class _Reader:
+    """Typed access to the config document with located errors."""
+
+    def __init__(self, doc: YamlDocument, base: Path) -> None:
+        self.doc = doc
+        self.base = base
+
+    def fail(self, keys: list[str | int], message: str) -> ConfigError:
+        pointer = "/" + "/".join(str(k) for k in keys) if keys else ""
+        loc = self.doc.locate(pointer) if keys else Location(self.doc.path, 1, 1)
+        return ConfigError(f"{_dotted(keys) or 'config'}: {message}",
+                           Location(loc.path, loc.line, loc.column, None))
+
+    def mapping(self, value: Any, keys: list[str | int], allowed: set[str]) -> Mapping[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(keys, f"must be a mapping, not {_type(value)}")
+        for key in value:
+            if key not in allowed:
+                hint = f" (known keys: {', '.join(sorted(allowed))})"
+                raise self.fail([*keys, key], f"unknown key {key!r}{hint}")
+        return value
+
+    def string(self, value: Any, keys: list[str | int], *, required: bool = False) -> str | None:
+        if value is None:
+            if required:
+                raise self.fail(keys, "is required")
+            return None
+        if not isinstance(value, str) or (required and not value):
+            raise self.fail(keys, f"must be a non-empty string, not {_type(value)}")
+        return value
+
+    def strings(self, value: Any, keys: list[str | int]) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(keys, "must be a list of strings")
+        return tuple(value)
+
+    def integer(self, value: Any, keys: list[str | int], default: int | None, minimum: int = 0) -> int | None:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.fail(keys, f"must be an integer >= {minimum}")
+        return value
+
+    def boolean(self, value: Any, keys: list[str | int], default: bool) -> bool:
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.fail(keys, "must be true or false")
+        return value
+
+    def path(self, value: str) -> str:
+        value = os.path.expanduser(value)
+        return str(value) if os.path.isabs(value) or "://" in value else str((self.base / value).resolve())
+
+    def git(self, value: Any, keys: list[str | int]) -> GitRef:
+        g = self.mapping(value, keys, {"url", "ref", "path", "shallow", "token_env", "ssh_key", "timeout"})
+        url = self.string(g.get("url"), [*keys, "url"], required=True)
+        assert url is not None
+        if "://" not in url and not url.startswith("git@") and ":" not in url.split("/")[0]:
+            url = self.path(url)
+        timeout = g.get("timeout", 300)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise self.fail([*keys, "timeout"], "must be a positive number of seconds")
+        ssh_key = self.string(g.get("ssh_key"), [*keys, "ssh_key"])
+        return GitRef(
+            url=url,
+            ref=None if g.get("ref") is None else str(g.get("ref")),
+            path=self.string(g.get("path"), [*keys, "path"]) or "",
+            shallow=self.boolean(g.get("shallow"), [*keys, "shallow"], False),
+            token_env=self.string(g.get("token_env"), [*keys, "token_env"]),
+            ssh_key=self.path(ssh_key) if ssh_key else None,
+            timeout=float(timeout),
+        )
+
+
+def _dotted(keys: list[str | int]) -> str:
+    out = ""
+    for k in keys:
+        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+    return out
+
+
+def _type(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), type(value).__name__)
+
+
+_TOP = {"database", "policies", "values", "exceptions", "sources", "reports", "schedule", "scan"}
+
+
+def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Config:
+    """Read and check a config file; ``env`` (default ``os.environ``) supplies overrides."""
+    env = os.environ if env is None else env
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file: {exc.strerror}", Location(str(p))) from exc
+    try:
+        docs = load_documents(raw, str(p), keep_nodes=True)
+    except ManifestError as exc:
+        raise ConfigError(exc.message, exc.location) from exc
+    if len(docs) != 1:
+        raise ConfigError("the config file must hold exactly one YAML document", Location(str(p), 1, 1))
+    r = _Reader(docs[0], p.resolve().parent)
+    top = r.mapping(docs[0].data, [], _TOP)
+
+    db = r.mapping(top.get("database"), ["database"], {"url"})
+    url = env.get(DATABASE_ENV) or r.string(db.get("url"), ["database", "url"]) or "sqlite:///scanner.db"
+    if url.startswith("sqlite:///") and not url.startswith("sqlite:////") and url != "sqlite:///:memory:":
+        url = "sqlite:///" + r.path(url[len("sqlite:///"):])
+
+    policies = []
+    raw_policies = top.get("policies")
+    if not isinstance(raw_policies, list) or not raw_policies:
+        raise r.fail(["policies"], "must be a non-empty list of {path: ...} or {git: {...}} entries")
+    for i, entry in enumerate(raw_policies):
+        e = r.mapping(entry, ["policies", i], {"path", "git"})
+        if ("path" in e) == ("git" in e):
+            raise r.fail(["policies", i], "needs exactly one of path or git")
+        if "path" in e:
+            policy_path = r.string(e["path"], ["policies", i, "path"], required=True)
+            assert policy_path is not None
+            policies.append(PolicyLocation(path=r.path(policy_path)))
+        else:
+            policies.append(PolicyLocation(git=r.git(e["git"], ["policies", i, "git"])))
+
+    sources = []
+    names: set[str] = set()
+    raw_sources = top.get("sources")
+    if not isinstance(raw_sources, list) or not raw_sources:
+        raise r.fail(["sources"], "must be a non-empty list of sources")
+    for i, entry in enumerate(raw_sources):
+        keys: list[str | int] = ["sources", i]
+        s = r.mapping(entry, keys, {"name", "git", "export", "directory", "include", "exclude", "kustomize"})
+        name = r.string(s.get("name"), [*keys, "name"], required=True)
+        assert name is not None
+        if name in names:
+            raise r.fail([*keys, "name"], f"duplicate source name {name!r}")
+        names.add(name)
+        kinds = [k for k in ("git", "export", "directory") if k in s]
+        if len(kinds) != 1:
+            raise r.fail(keys, "needs exactly one of git, export or directory")
+        kind = kinds[0]
+        kustomize = s.get("kustomize", "auto")
+        if kustomize not in ("auto", "off"):
+            raise r.fail([*keys, "kustomize"], "must be auto or off")
+        common = {"include": r.strings(s.get("include"), [*keys, "include"]),
+                  "exclude": r.strings(s.get("exclude"), [*keys, "exclude"]), "kustomize": kustomize}
+        if kind == "git":
+            sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"]), **common))
+        else:
+            body = r.mapping(s[kind], [*keys, kind], {"path", "paths"})
+            listed = list(r.strings(body.get("paths"), [*keys, kind, "paths"]))
+            single = r.string(body.get("path"), [*keys, kind, "path"])
+            if single:
+                listed.insert(0, single)
+            if not listed:
+                raise r.fail([*keys, kind, "path"], "is required")
+            sources.append(SourceConfig(name, kind, paths=tuple(r.path(x) for x in listed), **common))
+
+    values = r.string(top.get("values"), ["values"])
+    exceptions = tuple(r.path(x) for x in r.strings(top.get("exceptions"), ["exceptions"]))
+
+    rep = r.mapping(top.get("reports"), ["reports"], {"out", "formats", "history"})
+    formats = r.strings(rep.get("formats"), ["reports", "formats"]) if "formats" in rep else ("html", "json")
+    for j, fmt in enumerate(formats):
+        if fmt not in REPORT_FORMATS:
+            raise r.fail(["reports", "formats", j], f"unknown format {fmt!r} (one of {', '.join(REPORT_FORMATS)})")
+    reports = ReportsConfig(
+        out=r.path(r.string(rep.get("out"), ["reports", "out"]) or "reports"),
+        formats=formats,
+        history=r.integer(rep.get("history"), ["reports", "history"], 30, 1) or 30,
+    )
+
+    schedule = []
+    raw_schedule = top.get("schedule") or []
+    if not isinstance(raw_schedule, list):
+        raise r.fail(["schedule"], "must be a list of {cron, timezone} entries")
+    for i, entry in enumerate(raw_schedule):
+        e = r.mapping(entry, ["schedule", i], {"cron", "timezone"})
+        cron = r.string(e.get("cron"), ["schedule", i, "cron"], required=True)
+        assert cron is not None
+        if len(cron.split()) != 5:
+            raise r.fail(["schedule", i, "cron"], f"must be a 5-field cron expression, not {cron!r}")
+        schedule.append(ScheduleEntry(cron, r.string(e.get("timezone"), ["schedule", i, "timezone"]) or "UTC"))
+
+    sc = r.mapping(top.get("scan"), ["scan"], {"jobs", "fail_on", "cache_dir", "misfire_grace_seconds"})
+    fail_on = sc.get("fail_on", "enforce")
+    if fail_on not in FAIL_ON:
+        raise r.fail(["scan", "fail_on"], f"must be one of {', '.join(FAIL_ON)}")
+    scan = ScanConfig(
+        jobs=r.integer(sc.get("jobs"), ["scan", "jobs"], None, 1),
+        fail_on=fail_on,
+        cache_dir=r.path(r.string(sc.get("cache_dir"), ["scan", "cache_dir"]) or ".scanner-cache"),
+        misfire_grace_seconds=r.integer(sc.get("misfire_grace_seconds"), ["scan", "misfire_grace_seconds"], 3600, 1)
+        or 3600,
+    )
+    return Config(
+        path=str(p),
+        digest="sha256:" + hashlib.sha256(raw).hexdigest(),
+        database_url=url,
+        policies=tuple(policies),
+        sources=tuple(sources),
+        values=r.path(values) if values else None,
+        exceptions=exceptions,
+        reports=reports,
+        schedule=tuple(schedule),
+        scan=scan,
+    )

@@ -1,0 +1,63 @@
+"""The config file: the shipped example loads, every user error is located and typed."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from scanner.config import load_config
+from scanner.errors import ConfigError
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_config_example_loads_with_every_section() -> None:
+    config = load_config(ROOT / "config.example.yaml", env={})
+    assert config.database_url == f"sqlite:///{ROOT / 'scanner.db'}"
+    assert [s.name for s in config.sources] == ["example-gitops", "example-cluster"]
+    assert config.sources[0].git is not None and config.sources[0].git.url == str(ROOT)
+    assert config.sources[1].paths == (str(ROOT / "examples" / "cluster-export.yaml"),)
+    assert config.policies[0].path == str(ROOT / "examples" / "policies")
+    assert config.reports.formats == ("html", "json")
+    assert [(e.cron, e.timezone) for e in config.schedule] == [("0 2 * * *", "UTC")]
+    assert config.scan.fail_on == "enforce"
+    assert config.digest.startswith("sha256:")
+
+
+def test_config_database_url_environment_override() -> None:
+    config = load_config(ROOT / "config.example.yaml", env={"SCANNER_DATABASE_URL": "postgresql+psycopg://h/db"})
+    assert config.database_url == "postgresql+psycopg://h/db"
+
+
+BASE = "policies: [{path: p}]\nsources: [{name: a, export: {path: e.yaml}}]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        pytest.param(BASE + "databse: {url: x}\n", ":3:", "unknown key 'databse'", id="unknown-top-level-key"),
+        pytest.param("database: {url: 3}\n" + BASE, ":1:17", "database.url: must be a non-empty string", id="wrong-type"),
+        pytest.param("policies: [{path: p}]\nsources:\n  - name: a\n    exprt: {path: y}\n", ":4:",
+                     "sources[0].exprt: unknown key", id="unknown-source-key"),
+        pytest.param("policies: [{path: p}]\nsources: [{name: a, export: {path: x}}, {name: a, export: {path: y}}]\n",
+                     ":2:", "duplicate source name", id="duplicate-source"),
+        pytest.param(BASE + "schedule: [{cron: '0 2 * *'}]\n", ":3:", "5-field cron", id="bad-cron"),
+        pytest.param(BASE + "reports: {formats: [pdf]}\n", ":3:", "unknown format 'pdf'", id="unknown-report-format"),
+        pytest.param(BASE + "scan: {fail_on: sometimes}\n", ":3:", "scan.fail_on", id="bad-fail-on"),
+        pytest.param("sources: [{name: a, export: {path: x}}]\n", ":1:", "policies: must be a non-empty list",
+                     id="missing-policies"),
+        pytest.param("policies: [\n", ":2:", "invalid YAML", id="unparseable"),
+    ],
+)
+def test_config_errors_are_located(tmp_path: pathlib.Path, text: str, where: str, message: str) -> None:
+    path = tmp_path / "scanner.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env={})
+    assert where in str(info.value) and message in str(info.value), str(info.value)
+
+
+def test_config_missing_file_is_a_config_error(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / "nope.yaml", env={})
