@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scanner.engine.exceptions import PolicyException, is_exception_document, parse_exception
 from scanner.engine.policy import InvalidPolicyError, Policy, parse_policy
 from scanner.errors import Location, ManifestError, PolicyError
 from scanner.yamldoc import YamlDocument, iter_documents
@@ -100,3 +101,28 @@ def load_policies(paths: Iterable[str | os.PathLike[str]]) -> PolicySet:
             continue
         result.extend(load_policy_text(text, str(path)))
     return result
+
+
+def load_exceptions(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[PolicyException], list[PolicyError]]:
+    """PolicyExceptions in files and folders; invalid ones become located errors."""
+    found: list[PolicyException] = []
+    errors: list[PolicyError] = []
+    for path in iter_yaml_files(paths):
+        try:
+            documents = list(iter_documents(path.read_bytes(), str(path), keep_nodes=True))
+        except OSError as exc:
+            errors.append(PolicyError(f"cannot read exception file: {exc.strerror}", Location(str(path))))
+            continue
+        except ManifestError as exc:
+            errors.append(PolicyError(exc.message, exc.location))
+            continue
+        for doc in documents:
+            for sub, prefix in _policy_documents(doc):
+                if not is_exception_document(sub.data):
+                    continue
+                try:
+                    found.append(parse_exception(sub.data))
+                except InvalidPolicyError as exc:
+                    shifted = InvalidPolicyError(exc.policy_name, [(prefix + p, m) for p, m in exc.problems])
+                    errors.extend(_located(shifted, doc))
+    return found, errors

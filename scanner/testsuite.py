@@ -17,7 +17,8 @@ from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import ManifestError, ScannerError
-from scanner.policies import PolicySet, load_policies
+from scanner.engine.exceptions import PolicyException
+from scanner.policies import PolicySet, load_exceptions, load_policies
 from scanner.yamldoc import iter_documents, load_documents
 
 TEST_FILE = "kyverno-test.yaml"
@@ -113,6 +114,7 @@ class Suite:
     resources: list[dict]
     values: Values
     user: UserInfo | None
+    exceptions: list[PolicyException] = field(default_factory=list)
 
 
 def load_suite(path: Path, test: dict) -> Suite:
@@ -138,7 +140,10 @@ def load_suite(path: Path, test: dict) -> Suite:
             user = parse_userinfo(docs[0] if docs else {})
     except ValuesError as exc:
         raise SuiteError(f"{path}: {exc}") from exc
-    return Suite(path, test, policies, resources, values, user)
+    exceptions, exception_errors = load_exceptions([str(base / p) for p in test.get("exceptions") or []])
+    if exception_errors:
+        raise SuiteError("; ".join(str(e) for e in exception_errors))
+    return Suite(path, test, policies, resources, values, user, exceptions)
 
 
 def _request(suite: Suite, policy: Policy, resource: dict, operation: str | None) -> Request:
@@ -209,7 +214,8 @@ def load_yaml_value(text: str) -> Any:
 
 def _compare(suite: Suite) -> list[TestRow]:
     policies = {p.name: p for p in suite.policies.policies}
-    env = make_environment(now=lambda: now, load_yaml=load_yaml_value, values=suite.values)
+    env = make_environment(now=lambda: now, load_yaml=load_yaml_value, values=suite.values,
+                           exceptions=tuple(suite.exceptions))
     now = datetime.now(timezone.utc)
     cache: dict[tuple[int, str, str | None], list[RuleResult]] = {}
     views = {id(r): ResourceView.of(r) for r in suite.resources}

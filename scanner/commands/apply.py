@@ -18,7 +18,7 @@ from scanner.engine.types import FailureAction, RuleResult, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import ManifestError, ScannerError
 from scanner.manifests import LoadedResource, iter_resources
-from scanner.policies import load_policies
+from scanner.policies import load_exceptions, load_policies
 from scanner.testsuite import load_yaml_value
 from scanner.yamldoc import load_documents
 
@@ -41,8 +41,10 @@ def _read_doc(path: str) -> Any:
 @click.option("--output", "-o", type=click.Choice(["table", "json", "policy-report"]), default="table",
               show_default=True)
 @click.option("--audit-warn", is_flag=True, help="Report failures of Audit policies as warnings.")
+@click.option("--exception", "-e", "exception_paths", multiple=True, type=click.Path(exists=True),
+              help="PolicyException file or directory (repeatable).")
 def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file: str | None,
-          userinfo: str | None, output: str, audit_warn: bool) -> int:
+          userinfo: str | None, output: str, audit_warn: bool, exception_paths: tuple[str, ...]) -> int:
     """Apply the policies under POLICY_PATHS to the manifests given with --resource."""
     policy_set = load_policies(policy_paths)
     for err in policy_set.errors:
@@ -54,8 +56,12 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         raise ScannerError(str(exc)) from exc
     errors: list[ManifestError] = []
     evaluated: list[tuple[LoadedResource, Policy, RuleResult]] = []
+    exceptions, exception_errors = load_exceptions(exception_paths)
+    for err in exception_errors:
+        click.echo(f"error: {err}", err=True)
     index = PolicyIndex(policy_set.policies)
-    env = make_environment(now=_now_function(), load_yaml=load_yaml_value, values=values)
+    env = make_environment(now=_now_function(), load_yaml=load_yaml_value, values=values,
+                           exceptions=tuple(exceptions))
     for loaded in iter_resources(resources, errors):
         view = ResourceView.of(loaded.resource)
         for policy in index.for_kind(view.kind):
@@ -80,7 +86,7 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         _print_summary(evaluated)
     enforce_fail = any(r.status is RuleStatus.FAIL and r.action is FailureAction.ENFORCE for _, _, r in evaluated)
     has_error = any(r.status is RuleStatus.ERROR for _, _, r in evaluated)
-    return 1 if enforce_fail or has_error or errors or policy_set.errors else 0
+    return 1 if enforce_fail or has_error or errors or policy_set.errors or exception_errors else 0
 
 
 def _now_function():  # noqa: ANN202 - a clock fixed at the start of the run

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from scanner.engine.context import ContextLoader
+from scanner.engine.exceptions import PolicyException
 from scanner.engine.jmespath_dialect import Evaluator
 from scanner.engine.jmespath_functions import build_functions
 from scanner.engine.values import Values
@@ -24,6 +25,7 @@ class Environment:
     namespaces: dict[str, dict] | None = None
     # objects CEL paramRef lookups are served from
     param_resources: tuple[dict, ...] = ()
+    exceptions: tuple[PolicyException, ...] = ()
 
 
 def make_environment(
@@ -34,6 +36,7 @@ def make_environment(
     loader: ContextLoader | None = None,
     namespaces: dict[str, dict] | None = None,
     param_resources: tuple[dict, ...] = (),
+    exceptions: tuple[PolicyException, ...] = (),
 ) -> Environment:
     evaluator = Evaluator(build_functions(now=now, load_yaml=load_yaml))
-    return Environment(evaluator, values or Values(), loader, namespaces, param_resources)
+    return Environment(evaluator, values or Values(), loader, namespaces, param_resources, exceptions)

@@ -11,6 +11,7 @@ from scanner.engine.cel_params import plan_param_lookup
 from scanner.engine.conditions import evaluate_block
 from scanner.engine.context import VariableContext
 from scanner.engine.environment import Environment, make_environment
+from scanner.engine.exceptions import SKIP_MESSAGE, PolicyException
 from scanner.engine.foreach import run_foreach
 from scanner.engine.kinds import is_cluster_scoped
 from scanner.engine.match import Request, ResourceView, is_excluded
@@ -71,9 +72,27 @@ class _Evaluation:
             )
         return self._ctx
 
+    def _exceptions(self, rule: Rule, ctx: VariableContext | None) -> list[PolicyException]:
+        candidates = [e for e in self.env.exceptions if e.names_rule(self.policy.key, rule.name)]
+        if not candidates:
+            return []
+        context = ctx or self.ctx()
+        return [e for e in candidates if e.matches(self.view, self.request, context.substitute)]
+
+    def _excepted(self, rule: Rule, ctx: VariableContext | None) -> tuple[Outcome, tuple[dict, ...], list[str]]:
+        """A skip when exceptions apply; for podSecurity rules, their extra excludes instead."""
+        found = self._exceptions(rule, ctx) if self.env.exceptions else []
+        if not found:
+            return None, (), []
+        keys = [e.key for e in found]
+        if rule.handler == "podSecurity" and all(e.pod_security for e in found):
+            return None, tuple(x for e in found for x in e.pod_security), keys
+        return (RuleStatus.SKIP, SKIP_MESSAGE + ", ".join(keys), ""), (), keys
+
     def run(self, rule: Rule) -> Outcome:
         if not rule.extra.get("uses_context"):
-            return self._handler(rule, self.ctx)
+            skip, extra, keys = self._excepted(rule, None)
+            return skip or self._handler(rule, self.ctx, extra, keys)
         ctx = self.ctx()
         state = ctx.checkpoint()
         try:
@@ -88,11 +107,13 @@ class _Evaluation:
                 if not result.value:
                     extra = f"; {result.message}" if result.messages else ""
                     return RuleStatus.SKIP, f"preconditions not met{extra}", ""
-            return self._handler(rule, lambda: ctx)
+            skip, extra, keys = self._excepted(rule, ctx)
+            return skip or self._handler(rule, lambda: ctx, extra, keys)
         finally:
             ctx.restore(state)
 
-    def _handler(self, rule: Rule, ctx: Callable[[], VariableContext]) -> Outcome:
+    def _handler(self, rule: Rule, ctx: Callable[[], VariableContext], exception_excludes: tuple[dict, ...] = (),
+                 exception_keys: list[str] | None = None) -> Outcome:
         handler, operation = rule.handler, self.request.operation
         if handler in ("pattern", "anyPattern"):
             return None if operation == "DELETE" else run_pattern_rule(rule, self.resource, ctx)
@@ -105,7 +126,8 @@ class _Evaluation:
                 return None
             spec = rule.validate["podSecurity"]
             pss = evaluate_pod_security(self.resource, rule.name, str(spec.get("level") or ""),
-                                        spec.get("version"), spec.get("exclude") or [])
+                                        spec.get("version"), spec.get("exclude") or [],
+                                        exception_excludes or None, exception_keys or ())
             return pss.status, pss.message, ""
         if handler == "cel":
             return self._cel(rule)

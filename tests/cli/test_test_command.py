@@ -38,7 +38,7 @@ def test_test_command_json_rows_per_policy_rule_resource(capsys: pytest.CaptureF
 
 def test_test_command_table_ends_with_counts(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "test", str(CASES))
-    assert out.rstrip().splitlines()[-1] == "7 passed, 0 failed"
+    assert out.rstrip().splitlines()[-1] == "9 passed, 0 failed"
     assert code == 0
 
 

@@ -1,0 +1,95 @@
+"""PolicyExceptions (``kyverno.io/v2`` and ``v2beta1``): which rule results they turn into skips (spec 15)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from scanner.engine import wildcard
+from scanner.engine.conditions import ConditionBlock, evaluate_block, parse_conditions
+from scanner.engine.match import MatchBlock, Request, ResourceView, parse_match_block
+from scanner.engine.policy import InvalidPolicyError
+from scanner.errors import PolicyError
+
+EXCEPTION_API_VERSIONS = ("kyverno.io/v2", "kyverno.io/v2beta1", "kyverno.io/v2alpha1")
+SKIP_MESSAGE = "rule is skipped due to policy exceptions"
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyException:
+    name: str
+    namespace: str
+    entries: tuple[tuple[str, tuple[str, ...]], ...]
+    match: MatchBlock
+    conditions: ConditionBlock | None
+    pod_security: tuple[dict, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    def names_rule(self, policy_key: str, rule: str) -> bool:
+        return any(policy == policy_key and any(wildcard.match(r, rule) for r in rules)
+                   for policy, rules in self.entries)
+
+    def matches(self, view: ResourceView, request: Request, substitute: Callable[[Any], Any] | None) -> bool:
+        if self.match.is_empty() or not self.match.matches(view, request, exclude=True):
+            return False
+        if self.conditions is None:
+            return True
+        if substitute is None:
+            return False
+        try:
+            return evaluate_block(self.conditions, substitute).value
+        except Exception:  # noqa: BLE001 - an evaluation error means the exception does not apply
+            return False
+
+
+def is_exception_document(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") == "PolicyException" and str(
+        doc.get("apiVersion", "")).startswith("kyverno.io/")
+
+
+def parse_exception(doc: dict) -> PolicyException:
+    """Validate and compile one PolicyException; raises ``InvalidPolicyError`` with located problems."""
+    problems: list[tuple[str, str]] = []
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    name = str(meta.get("name") or "")
+    if doc.get("apiVersion") not in EXCEPTION_API_VERSIONS:
+        problems.append(("/apiVersion", f"unsupported apiVersion {doc.get('apiVersion')!r} for a PolicyException"))
+    if not name:
+        problems.append(("/metadata/name", "metadata.name is required"))
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    entries = []
+    raw_entries = spec.get("exceptions")
+    if not isinstance(raw_entries, list) or not raw_entries:
+        problems.append(("/spec/exceptions", "exceptions must be a non-empty list"))
+        raw_entries = []
+    for i, entry in enumerate(raw_entries):
+        if not isinstance(entry, dict) or not entry.get("policyName"):
+            problems.append((f"/spec/exceptions/{i}/policyName", "policyName is required"))
+            continue
+        rules = entry.get("ruleNames")
+        if not isinstance(rules, list) or not rules or not all(isinstance(r, str) for r in rules):
+            problems.append((f"/spec/exceptions/{i}/ruleNames", "ruleNames must be a non-empty list of strings"))
+            continue
+        entries.append((str(entry["policyName"]), tuple(rules)))
+    match_raw = spec.get("match")
+    if isinstance(match_raw, dict) and match_raw.get("resources") is not None:
+        problems.append(("/spec/match/resources", "exceptions use match.any or match.all"))
+    match = parse_match_block(match_raw, problems, "/spec/match", require_kinds=True)
+    conditions = None
+    if spec.get("conditions") is not None:
+        try:
+            conditions = parse_conditions(spec["conditions"], pointer="/spec/conditions")
+        except PolicyError as exc:
+            problems.append(((exc.location.pointer if exc.location else None) or "/spec/conditions", exc.message))
+    pod_security = spec.get("podSecurity") or []
+    if not isinstance(pod_security, list):
+        problems.append(("/spec/podSecurity", "podSecurity must be a list"))
+        pod_security = []
+    if problems:
+        raise InvalidPolicyError(name or "<unnamed>", problems)
+    return PolicyException(name, str(meta.get("namespace") or ""), tuple(entries), match, conditions,
+                           tuple(p for p in pod_security if isinstance(p, dict)))
