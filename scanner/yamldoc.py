@@ -4,11 +4,21 @@ Documents are read the way Kyverno's loaders read them (sigs.k8s.io/yaml): YAML 
 booleans, timestamps kept as strings, map keys turned into strings. Positions never
 enter the data: a document keeps its start line, and, when asked for, its node tree so
 that ``locate("/spec/rules/0/name")`` can give the line and column of any value.
+
+Untrusted input is bounded by :class:`YamlLimits` before any data is constructed:
+the byte size of each document, its nesting depth, and the size of its node graph with
+every alias expanded (an alias bomb shares nodes, so the graph is small but the data it
+describes is not). libyaml's composer recurses on the C stack; text whose nesting could
+exceed what that stack holds, or that is large enough to stream, is composed from
+libyaml's events in Python by :mod:`scanner.yamlevents` (iteratively, same limits).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,15 +72,36 @@ def _key_text(key: Any) -> str:
     return str(key)
 
 
+@dataclass(frozen=True, slots=True)
+class YamlLimits:
+    """Bounds on untrusted YAML; a document beyond any of them is rejected unconstructed."""
+
+    max_file_bytes: int = 256 * 1024 * 1024
+    max_document_bytes: int = 16 * 1024 * 1024
+    max_depth: int = 200
+    max_nodes: int = 2_000_000
+    # files above this size are composed event by event, so that a `kind: List` streams
+    # its items without the node graph of the whole List in memory
+    stream_bytes: int = 32 * 1024 * 1024
+
+
+DEFAULT_LIMITS = YamlLimits()
+
+
 @dataclass(slots=True)
 class YamlDocument:
-    """One document of a file: its data, index in the file and starting line (1-based)."""
+    """One document of a file: its data, index in the file and starting line (1-based).
+
+    ``item`` is set when the document is one item of a ``kind: *List`` document that was
+    split (``split_lists=True``); ``index`` is then the index of the List document.
+    """
 
     data: Any
     path: str
     index: int
     line: int
     node: yaml.Node | None = None
+    item: int | None = None
 
     def locate(self, pointer: str) -> Location:
         """Location of the value at JSON ``pointer`` (the nearest existing ancestor)."""
@@ -112,13 +143,173 @@ def _problem(exc: yaml.YAMLError) -> str:
     return f"invalid YAML: {exc}"
 
 
+def check_node(node: yaml.Node, limits: YamlLimits, path: str, index: int, aliased: bool) -> None:
+    """Reject ``node`` if its text, depth or alias-expanded size is beyond ``limits``.
+
+    Without anchors in the text the graph is a tree and a plain walk suffices; with them,
+    sizes and depths are memoised per node so a shared node is visited once, and a node
+    that contains itself is reported as a recursive alias.
+    """
+    where = Location(path, node.start_mark.line + 1, node.start_mark.column + 1, None, index)
+    if node.end_mark is not None:
+        size = node.end_mark.index - node.start_mark.index
+        if size > limits.max_document_bytes:
+            raise ManifestError(
+                f"document too large: {size} characters (limit {limits.max_document_bytes})", where
+            )
+    if aliased:
+        total, depth = _graph_size(node, limits, where)
+    else:
+        total, depth = _tree_size(node, limits.max_depth)
+    if depth > limits.max_depth:
+        raise ManifestError(f"document nested too deeply (limit {limits.max_depth})", where)
+    if total > limits.max_nodes:
+        raise ManifestError(
+            f"document too large: {total} values once aliases are expanded "
+            f"(limit {limits.max_nodes})",
+            where,
+        )
+
+
+_MAP, _SEQ = yaml.MappingNode, yaml.SequenceNode
+
+
+def _tree_size(node: yaml.Node, max_depth: int) -> tuple[int, int]:
+    stack = [(node, 1)]
+    total = deepest = 0
+    while stack:
+        current, depth = stack.pop()
+        total += 1
+        if depth > deepest:
+            deepest = depth
+            if depth > max_depth:
+                break
+        cls = current.__class__
+        if cls is _MAP:
+            for key, value in current.value:
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
+        elif cls is _SEQ:
+            stack.extend((child, depth + 1) for child in current.value)
+    return total, deepest
+
+
+def _graph_size(node: yaml.Node, limits: YamlLimits, where: Location) -> tuple[int, int]:
+    memo: dict[int, tuple[int, int]] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        key = id(current)
+        if done:
+            total, deepest = 1, 0
+            for child in _children(current):
+                size, depth = memo[id(child)]
+                total += size
+                deepest = max(deepest, depth)
+            open_nodes.discard(key)
+            memo[key] = (total, deepest + 1)
+            if total > limits.max_nodes or deepest + 1 > limits.max_depth:
+                return total, deepest + 1
+            continue
+        if key in memo:
+            continue
+        if key in open_nodes:
+            raise ManifestError("recursive alias: a node contains itself", where)
+        open_nodes.add(key)
+        stack.append((current, True))
+        for child in _children(current):
+            if id(child) in open_nodes:
+                raise ManifestError("recursive alias: a node contains itself", where)
+            if id(child) not in memo:
+                stack.append((child, False))
+    return memo[id(node)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if node.__class__ is _MAP:
+        return [n for pair in node.value for n in pair]
+    if node.__class__ is _SEQ:
+        return list(node.value)
+    return []
+
+
+# --- guarding libyaml's recursive composer --------------------------------------------
+_INLINE_SAFE_DEPTH = 2_000  # ~0.7 MB of C stack: safe in any thread
+_WIDE_STACK_BYTES = 512 * 1024 * 1024  # reserved, not committed, by the worker thread
+_WIDE_SAFE_DEPTH = 400_000
+_LEADING = re.compile(r"^[ \t?-]*", re.MULTILINE)
+_LEADING_B = re.compile(rb"^[ \t?-]*", re.MULTILINE)
+_wide_lock = threading.Lock()
+_wide_pool: ThreadPoolExecutor | None = None
+
+
+def nesting_bound(text: str | bytes) -> int:
+    """An upper bound on the nesting depth of any document in ``text`` (cheap, C speed).
+
+    Block nesting needs indentation or a compact ``-``/``?`` indicator at the start of a
+    line (at most two levels per column); flow nesting needs an unmatched bracket.
+    """
+    if len(text) <= _INLINE_SAFE_DEPTH:
+        return len(text)
+    if isinstance(text, bytes):
+        flow = text.count(b"[") + text.count(b"{") - text.count(b"[]") - text.count(b"{}")
+        leading = max(map(len, _LEADING_B.findall(text)), default=0)
+    else:
+        flow = text.count("[") + text.count("{") - text.count("[]") - text.count("{}")
+        leading = max(map(len, _LEADING.findall(text)), default=0)
+    return flow + 2 * leading + 2
+
+
+def _wide_executor() -> ThreadPoolExecutor:
+    global _wide_pool
+    with _wide_lock:
+        if _wide_pool is None:
+            previous = threading.stack_size(_WIDE_STACK_BYTES)
+            try:
+                pool = ThreadPoolExecutor(1, thread_name_prefix="yaml-compose")
+                pool.submit(int).result()  # start the thread while the size is set
+            finally:
+                threading.stack_size(previous)
+            _wide_pool = pool
+        return _wide_pool
+
+
+ErrorHandler = Callable[[ManifestError], None]
+
+
 def iter_documents(
-    text: str | bytes, path: str = "<input>", keep_nodes: bool = False
+    text: str | bytes,
+    path: str = "<input>",
+    keep_nodes: bool = False,
+    *,
+    limits: YamlLimits = DEFAULT_LIMITS,
+    split_lists: bool = False,
+    on_error: ErrorHandler | None = None,
 ) -> Iterator[YamlDocument]:
     """Yield the non-empty documents of ``text``; a syntax error raises ``ManifestError``.
 
     Documents before the error are yielded first, so callers keep what was readable.
+    With ``split_lists`` a document whose ``kind`` ends in ``List`` and that has an
+    ``items`` list is yielded as its items (``YamlDocument.item`` set). A document beyond
+    ``limits`` raises ``ManifestError``, or, when ``on_error`` is given, is reported to it
+    and skipped while the rest of the text is still read.
     """
+    if len(text) > limits.max_file_bytes:
+        raise ManifestError(
+            f"file too large: {len(text)} bytes (limit {limits.max_file_bytes})",
+            Location(path),
+        )
+    bound = nesting_bound(text)
+    if bound > _WIDE_SAFE_DEPTH or len(text) > limits.stream_bytes:
+        from scanner.yamlevents import iter_event_documents
+
+        yield from iter_event_documents(
+            _Loader(text), text, path, keep_nodes, limits, split_lists, on_error
+        )
+        return
+    compose = None if bound <= _INLINE_SAFE_DEPTH else _wide_executor()
+    aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
     loader = _Loader(text)
     index = 0
     try:
@@ -126,25 +317,72 @@ def iter_documents(
             try:
                 if not loader.check_node():
                     break
-                node = loader.get_node()
+                if compose is None:
+                    node = loader.get_node()
+                else:
+                    node = compose.submit(loader.get_node).result()
                 if node is None:
                     index += 1
                     continue
-                data = loader.construct_document(node)
+                for item, unit in _units(node, limits, path, index, aliased, split_lists, on_error):
+                    data = loader.construct_document(unit)
+                    if data is not None or item is not None:
+                        yield YamlDocument(
+                            data, path, index, unit.start_mark.line + 1,
+                            unit if keep_nodes else None, item,
+                        )
             except yaml.YAMLError as exc:
                 raise ManifestError(_problem(exc), _error_location(path, exc, index)) from exc
             except RecursionError as exc:
                 raise ManifestError(
                     "document nested too deeply", Location(path, None, None, None, index)
                 ) from exc
-            if data is not None:
-                yield YamlDocument(
-                    data, path, index, node.start_mark.line + 1, node if keep_nodes else None
-                )
             index += 1
     finally:
         loader.dispose()
 
 
-def load_documents(text: str | bytes, path: str = "<input>", keep_nodes: bool = False) -> list[YamlDocument]:
+def _units(
+    node: yaml.Node,
+    limits: YamlLimits,
+    path: str,
+    index: int,
+    aliased: bool,
+    split: bool,
+    on_error: ErrorHandler | None,
+) -> Iterator[tuple[int | None, yaml.Node]]:
+    """The nodes to construct for one document: the document, or its List items."""
+    items = list_items(node) if split else None
+    units = [(None, node)] if items is None else list(enumerate(items))
+    for item, unit in units:
+        try:
+            check_node(unit, limits, path, index, aliased)
+        except ManifestError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+            continue
+        yield item, unit
+
+
+def list_items(node: yaml.Node) -> list[yaml.Node] | None:
+    """The item nodes of a ``kind: *List`` mapping node with an ``items`` sequence."""
+    if node.__class__ is not _MAP:
+        return None
+    kind = items = None
+    for key, value in node.value:
+        if key.__class__ is yaml.ScalarNode:
+            if key.value == "kind" and value.__class__ is yaml.ScalarNode:
+                kind = value.value
+            elif key.value == "items" and value.__class__ is _SEQ:
+                items = value.value
+    if items is None or not isinstance(kind, str) or not kind.endswith("List"):
+        return None
+    return items
+
+
+def load_documents(
+    text: str | bytes, path: str = "<input>", keep_nodes: bool = False
+) -> list[YamlDocument]:
     return list(iter_documents(text, path, keep_nodes))
+

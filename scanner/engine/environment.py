@@ -26,6 +26,8 @@ class Environment:
     # objects CEL paramRef lookups are served from
     param_resources: tuple[dict, ...] = ()
     exceptions: tuple[PolicyException, ...] = ()
+    # YAML text -> documents, for signed manifests (the engine does not parse YAML itself)
+    load_documents: Callable[[str], list[Any]] | None = None
 
 
 def make_environment(
@@ -37,6 +39,8 @@ def make_environment(
     namespaces: dict[str, dict] | None = None,
     param_resources: tuple[dict, ...] = (),
     exceptions: tuple[PolicyException, ...] = (),
+    load_documents: Callable[[str], list[Any]] | None = None,
 ) -> Environment:
     evaluator = Evaluator(build_functions(now=now, load_yaml=load_yaml))
-    return Environment(evaluator, values or Values(), loader, namespaces, param_resources, exceptions)
+    return Environment(evaluator, values or Values(), loader, namespaces, param_resources, exceptions,
+                       load_documents)

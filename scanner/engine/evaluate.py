@@ -13,6 +13,7 @@ from scanner.engine.context import VariableContext
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.exceptions import SKIP_MESSAGE, PolicyException
 from scanner.engine.foreach import run_foreach
+from scanner.engine.manifests import evaluate_manifests
 from scanner.engine.kinds import is_cluster_scoped
 from scanner.engine.match import Request, ResourceView, is_excluded
 from scanner.engine.podsecurity import evaluate_pod_security
@@ -131,6 +132,10 @@ class _Evaluation:
             return pss.status, pss.message, ""
         if handler == "cel":
             return self._cel(rule)
+        if handler == "manifests":
+            result = evaluate_manifests(rule.extra["manifests"], self.resource, rule_name=rule.name,
+                                        operation=operation, load_documents=self.env.load_documents)
+            return None if result.status is None else (result.status, result.message, "")
         return RuleStatus.ERROR, f"not supported yet: {handler}", ""
 
     def _cel(self, rule: Rule) -> Outcome:

@@ -221,6 +221,19 @@ def compile_rule(
                                   pointer + "/validate/failureActionOverrides"),
         controller=controller,
     )
+    if handler == "manifests":
+        from scanner.engine.manifests import compile_manifests_rule, validate_manifests_spec
+
+        spec = validate["manifests"]
+        found = validate_manifests_spec(spec) if isinstance(spec, dict) else [("", "manifests must be an object")]
+        for field, text in found:
+            problems.append((f"{pointer}/validate/manifests{field}", text))
+        if not found:
+            try:
+                rule.extra["manifests"] = compile_manifests_rule(spec)
+            except PolicyError as exc:
+                sub = exc.location.pointer if exc.location and exc.location.pointer else ""
+                problems.append((f"{pointer}/validate/manifests{sub}", exc.message))
     if handler == "podSecurity":
         from scanner.engine.podsecurity import validate_pod_security_spec
 

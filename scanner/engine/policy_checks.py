@@ -219,6 +219,16 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
         action = validate.get("failureAction")
         if action is not None and action not in ("Audit", "Enforce"):
             problems.append((pointer + "/validate/failureAction", "failureAction must be Audit or Enforce"))
+        elements = [k for k in ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "assert")
+                    if validate.get(k) is not None and validate.get(k) != {} or (k == "deny" and "deny" in validate)]
+        manifests = validate.get("manifests")
+        if isinstance(manifests, dict) and manifests.get("attestors"):
+            elements.append("manifests")
+        if len(elements) > 1:
+            problems.append((pointer + "/validate", "only one of pattern, anyPattern, deny, foreach, cel can be specified"
+                             f" (found {', '.join(elements)})"))
+        elif not elements and rule.get("validate"):
+            problems.append((pointer + "/validate", "one of pattern, anyPattern, deny, foreach, cel must be specified"))
         if validate.get("cel") and rule.get("context"):
             problems.append((pointer + "/context", "CEL rules cannot have context entries"))
     return True

@@ -1,0 +1,1 @@
+"""Sources of manifests: Git repositories, directories and cluster exports, with provenance."""

@@ -1,0 +1,30 @@
+"""A local directory of manifests (a working copy, a build output, a mounted volume)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from scanner.errors import Location
+from scanner.sources.documents import Origin, SourceItem
+from scanner.sources.provenance import ErrorRecord, SourceStats
+from scanner.sources.tree import TreeOptions, scan_tree
+
+
+class DirectorySource:
+    source_type = "directory"
+
+    def __init__(self, name: str, root: str, options: TreeOptions | None = None) -> None:
+        self.name = name
+        self.root = root
+        self.options = options or TreeOptions()
+        self.stats = SourceStats()
+
+    def iter_items(self) -> Iterator[SourceItem]:
+        self.stats = SourceStats()
+        if not os.path.isdir(self.root):
+            self.stats.errors += 1
+            yield ErrorRecord(self.name, "read", "not a directory", Location(self.root))
+            return
+        yield from scan_tree(self.root, Origin(self.name, self.source_type), self.options,
+                             self.stats)

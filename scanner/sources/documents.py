@@ -1,0 +1,170 @@
+"""YAML documents of one file -> Kubernetes resources with provenance, or error records.
+
+``kind: List`` and other ``*List`` documents are expanded to their items; empty documents
+are skipped; documents without ``apiVersion``/``kind`` (CI workflows, Helm values, ...)
+and Kustomize's own config files are skipped and counted, not reported. As the Kyverno
+CLI does when it loads resources (spec 0.3), a namespaced kind without a namespace gets
+``default`` and null ``annotations``/``labels``/``matchLabels``/``nodeSelector``/``data``/
+``stringData`` maps become empty maps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from scanner.engine.kinds import is_cluster_scoped
+from scanner.errors import Location, ManifestError
+from scanner.sources.provenance import (
+    ErrorRecord,
+    Provenance,
+    Resource,
+    ResourceIdentity,
+    SourceStats,
+)
+from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits, iter_documents
+
+NULL_MAP_KEYS = frozenset({"annotations", "labels", "matchLabels", "nodeSelector", "data",
+                           "stringData"})
+KUSTOMIZE_CONFIG_KINDS = frozenset({"Kustomization", "Component"})
+
+SourceItem = Resource | ErrorRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """The part of a provenance shared by every document of a source."""
+
+    source: str
+    source_type: str
+    commit: str | None = None
+
+
+def normalize_null_maps(data: Any) -> None:
+    """Turn null values of the spec's map keys into ``{}``, at any depth, in place."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if child is None:
+                    if key in NULL_MAP_KEYS:
+                        value[key] = {}
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+        elif isinstance(value, list):
+            stack.extend(child for child in value if isinstance(child, dict | list))
+
+
+def resources_from_text(
+    text: str | bytes,
+    path: str,
+    origin: Origin,
+    stats: SourceStats,
+    limits: YamlLimits = DEFAULT_LIMITS,
+    *,
+    stream: bool = False,
+) -> Iterator[SourceItem]:
+    """Resources and error records of one file; ``path`` is relative to the source root.
+
+    A file with a syntax error contributes one error record and no resources (the
+    documents before the error are not trusted), unless ``stream`` is set: then
+    resources are yielded as they are read and the error comes after them.
+    """
+    rejected: list[ManifestError] = []
+    documents = iter_documents(text, path, limits=limits, split_lists=True,
+                               on_error=rejected.append)
+    if stream:
+        yield from _convert(documents, path, origin, stats, rejected)
+        return
+    try:
+        buffered = list(_convert(documents, path, origin, stats, rejected))
+    except _SyntaxError as exc:
+        stats.errors += 1
+        yield exc.record
+        return
+    yield from buffered
+
+
+class _SyntaxError(Exception):
+    def __init__(self, record: ErrorRecord) -> None:
+        self.record = record
+
+
+def _convert(
+    documents: Iterator[YamlDocument],
+    path: str,
+    origin: Origin,
+    stats: SourceStats,
+    rejected: list[ManifestError],
+) -> Iterator[SourceItem]:
+    try:
+        for doc in documents:
+            while rejected:
+                yield _limit_record(rejected.pop(0), origin, stats)
+            stats.documents += 1
+            item = resource_from_document(doc, path, origin, stats)
+            if item is not None:
+                yield item
+    except ManifestError as exc:
+        record = ErrorRecord(origin.source, "yaml", exc.message,
+                             exc.location or Location(path))
+        while rejected:
+            yield _limit_record(rejected.pop(0), origin, stats)
+        raise _SyntaxError(record) from exc
+    while rejected:
+        yield _limit_record(rejected.pop(0), origin, stats)
+
+
+def _limit_record(exc: ManifestError, origin: Origin, stats: SourceStats) -> ErrorRecord:
+    stats.errors += 1
+    return ErrorRecord(origin.source, "limit", exc.message, exc.location or Location())
+
+
+def resource_from_document(
+    doc: YamlDocument, path: str, origin: Origin, stats: SourceStats,
+    rendered_by: str | None = None,
+) -> SourceItem | None:
+    """One document (or List item) -> a resource, an error record, or None when skipped."""
+    data = doc.data
+    where = Location(path, doc.line, None, None, doc.index)
+    if not isinstance(data, dict) or not isinstance(data.get("apiVersion"), str) \
+            or not isinstance(data.get("kind"), str):
+        if doc.item is not None:
+            stats.errors += 1
+            return ErrorRecord(origin.source, "manifest",
+                               f"List item {doc.item} is not a Kubernetes object "
+                               "(no apiVersion and kind)", where)
+        stats.skipped["not-kubernetes"] += 1
+        return None
+    kind = data["kind"]
+    if kind in KUSTOMIZE_CONFIG_KINDS and data["apiVersion"].startswith("kustomize.config.k8s.io/"):
+        stats.skipped["kustomize-config"] += 1
+        return None
+    if kind.endswith("List") and "items" in data:  # a List without items to expand
+        stats.skipped["list-without-items"] += 1
+        return None
+    metadata = data.get("metadata")
+    if metadata is None:
+        metadata = data["metadata"] = {}
+    elif not isinstance(metadata, dict):
+        stats.errors += 1
+        return ErrorRecord(origin.source, "manifest", "metadata is not a mapping", where)
+    normalize_null_maps(data)
+    defaulted = False
+    if not is_cluster_scoped(kind) and not metadata.get("namespace"):
+        metadata["namespace"] = "default"
+        defaulted = True
+    stats.resources += 1
+    name = metadata.get("name")
+    uid = metadata.get("uid")
+    identity = ResourceIdentity(
+        data["apiVersion"], kind,
+        None if is_cluster_scoped(kind) else metadata.get("namespace"),
+        name if isinstance(name, str) else None, uid if isinstance(uid, str) else None,
+    )
+    provenance = Provenance(origin.source, origin.source_type, path, doc.index,
+                            doc.line if rendered_by is None else None, doc.item,
+                            origin.commit, rendered_by)
+    return Resource(data, identity, provenance, defaulted)

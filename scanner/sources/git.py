@@ -1,0 +1,157 @@
+"""Git repositories: clone into a cache once, fetch afterwards, check out a branch/tag/commit.
+
+Credentials come from the environment only: an HTTP token from the variable named in the
+config (sent as an ``Authorization`` header through ``GIT_CONFIG_*`` variables, so it is
+never in a URL, a command line or ``.git/config``), an SSH key path, or git's own
+credential helpers. Every message that leaves this module is redacted.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import git
+
+from scanner.errors import GitError, Location
+from scanner.sources.documents import Origin, SourceItem
+from scanner.sources.provenance import CommitInfo, ErrorRecord, SourceStats
+from scanner.sources.tree import TreeOptions, scan_tree
+
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` without URL user info and without any of ``secrets``."""
+    text = _USERINFO.sub(r"\g<scheme>***@", text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class GitOptions:
+    url: str
+    ref: str | None = None  # branch, tag or commit; None: the remote's default branch
+    cache_dir: str = os.path.join(os.path.expanduser("~"), ".cache", "scanner", "git")
+    shallow: bool = False
+    token_env: str | None = None  # name of the variable holding an HTTPS token
+    token_user: str = "x-access-token"
+    ssh_key: str | None = None
+    timeout: float = 300.0  # seconds, per network operation
+    tree: TreeOptions = field(default_factory=TreeOptions)
+
+
+class GitSource:
+    source_type = "git"
+
+    def __init__(self, name: str, options: GitOptions) -> None:
+        self.name = name
+        self.options = options
+        self.stats = SourceStats()
+
+    def iter_items(self) -> Iterator[SourceItem]:
+        self.stats = SourceStats()
+        try:
+            workdir, commit = self.checkout()
+        except GitError as exc:
+            self.stats.errors += 1
+            yield ErrorRecord(self.name, "git", exc.message, exc.location or Location())
+            return
+        self.stats.commit = commit
+        origin = Origin(self.name, self.source_type, commit.sha)
+        yield from scan_tree(workdir, origin, self.options.tree, self.stats)
+
+    # --- repository handling ---------------------------------------------------------
+    def _secrets(self) -> tuple[str, ...]:
+        token = os.environ.get(self.options.token_env or "", "")
+        if not token:
+            return ()
+        basic = base64.b64encode(f"{self.options.token_user}:{token}".encode()).decode()
+        return (token, basic)
+
+    def _env(self) -> dict[str, str]:
+        env = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "",
+               "GIT_CONFIG_COUNT": "2",
+               "GIT_CONFIG_KEY_0": "http.lowSpeedLimit", "GIT_CONFIG_VALUE_0": "1000",
+               "GIT_CONFIG_KEY_1": "http.lowSpeedTime",
+               "GIT_CONFIG_VALUE_1": str(int(self.options.timeout))}
+        secrets = self._secrets()
+        if secrets:
+            env.update({"GIT_CONFIG_COUNT": "3", "GIT_CONFIG_KEY_2": "http.extraHeader",
+                        "GIT_CONFIG_VALUE_2": f"Authorization: Basic {secrets[1]}"})
+        if self.options.ssh_key:
+            env["GIT_SSH_COMMAND"] = (
+                f"ssh -i '{self.options.ssh_key}' -o IdentitiesOnly=yes -o BatchMode=yes "
+                f"-o ConnectTimeout={int(self.options.timeout)}"
+            )
+        return env
+
+    def _fail(self, action: str, exc: Exception) -> GitError:
+        detail = getattr(exc, "stderr", None) or str(exc)
+        lines = [ln.strip() for ln in str(detail).strip().splitlines() if ln.strip()]
+        cause = lines[-1] if lines else type(exc).__name__
+        cause = cause.removeprefix("stderr: ").strip("'")
+        message = f"{action} failed for {redact(self.options.url)}: {cause}"
+        return GitError(redact(message, self._secrets()), Location(redact(self.options.url)))
+
+    def cache_path(self) -> str:
+        key = hashlib.sha256(redact(self.options.url).encode()).hexdigest()[:16]
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", self.name)[:40]
+        return os.path.join(self.options.cache_dir, f"{safe}-{key}")
+
+    def checkout(self) -> tuple[str, CommitInfo]:
+        """Clone or fetch, then check out the ref; the working tree path and its commit."""
+        path, env, timeout = self.cache_path(), self._env(), self.options.timeout
+        url = self.options.url
+        depth = ["--depth", "1"] if self.options.shallow else []
+        try:
+            if os.path.isdir(os.path.join(path, ".git")):
+                repo = git.Repo(path)
+                repo.git.remote("set-url", "origin", url, env=env)
+                repo.git.fetch("origin", "--prune", "--prune-tags", "--tags", "--force",
+                               *depth, env=env, kill_after_timeout=timeout)
+            else:
+                os.makedirs(self.options.cache_dir, exist_ok=True)
+                options = ["--no-checkout", *depth]
+                if self.options.shallow:
+                    options.append("--no-single-branch")
+                repo = git.Repo.clone_from(url, path, multi_options=options, env=env,
+                                           kill_after_timeout=timeout)
+                if self.options.shallow:
+                    repo.git.fetch("origin", "--tags", "--force", *depth, env=env,
+                                   kill_after_timeout=timeout)
+        except (git.GitCommandError, git.exc.GitError, OSError) as exc:
+            raise self._fail("clone/fetch", exc) from exc
+        sha = self._resolve(repo, env, depth)
+        try:
+            repo.git.checkout("--force", "--detach", sha)
+            repo.git.clean("-ffdx")
+        except git.GitCommandError as exc:
+            raise self._fail("checkout", exc) from exc
+        commit = repo.commit(sha)
+        return path, CommitInfo(sha, commit.committed_datetime, self.options.ref or "HEAD")
+
+    def _resolve(self, repo: git.Repo, env: dict[str, str], depth: list[str]) -> str:
+        ref = self.options.ref
+        candidates = ([f"refs/remotes/origin/{ref}", f"refs/tags/{ref}", ref] if ref
+                      else ["refs/remotes/origin/HEAD"])
+        for candidate in candidates:
+            try:
+                return repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}")
+            except git.GitCommandError:
+                continue
+        if ref and re.fullmatch(r"[0-9a-fA-F]{7,40}", ref):
+            try:  # a commit no branch or tag reaches in a shallow or single-branch clone
+                repo.git.fetch("origin", ref, *depth, env=env,
+                               kill_after_timeout=self.options.timeout)
+                return repo.git.rev_parse("--verify", f"{ref}^{{commit}}")
+            except git.GitCommandError as exc:
+                raise self._fail(f"ref {ref!r} not found; fetch", exc) from exc
+        raise GitError(f"ref {ref or 'HEAD'!r} not found in {redact(self.options.url)}",
+                       Location(redact(self.options.url)))

@@ -1,0 +1,193 @@
+"""Kustomize overlays: which directories to render, which raw files they cover, rendering.
+
+An overlay is a directory with a ``kustomization.yaml`` that no other kustomization of
+the tree refers to. Its rendered output replaces the raw files it reads (resources and
+patches of the overlay and of every kustomization it refers to, transitively); other
+files in those directories are not part of any render and are still read raw.
+Overlays are rendered in batches, one renderer
+process per batch: each overlay is wrapped in a kustomization that adds a marker label,
+so every rendered object can be given back to its overlay and the label removed again.
+A batch that fails is split in halves until the failing overlay is found alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from scanner.errors import ManifestError
+from scanner.yamldoc import iter_documents
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+MARKER_LABEL = "scanner.kyverno-batch/overlay"
+KustomizeMode = Literal["auto", "off"]
+
+
+@dataclass(slots=True)
+class Kustomization:
+    directory: str  # relative to the tree root, "" for the root itself
+    file: str
+    references: set[str] = field(default_factory=set)  # directories, tree-relative
+    resources: set[str] = field(default_factory=set)  # resource files, tree-relative
+    patches: set[str] = field(default_factory=set)  # patch files, tree-relative
+
+
+@dataclass(frozen=True, slots=True)
+class RenderPlan:
+    overlays: tuple[str, ...]  # directories to render
+    covered: frozenset[str]  # files the rendered overlays read: not read raw again
+    patches: frozenset[str]  # patch files (not resources when read raw)
+    files: dict[str, str]  # directory -> its kustomization file (tree-relative)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOutput:
+    overlay: str
+    documents: tuple[Any, ...] = ()  # rendered objects, marker removed
+    error: str | None = None
+
+
+def find_renderer(mode: KustomizeMode) -> list[str] | None:
+    """The command that renders a directory: ``kustomize build`` or ``kubectl kustomize``."""
+    if mode == "off":
+        return None
+    if shutil.which("kustomize"):
+        return ["kustomize", "build"]
+    if shutil.which("kubectl"):
+        return ["kubectl", "kustomize"]
+    return None
+
+
+def _local(base: str, ref: Any) -> str | None:
+    if not isinstance(ref, str) or "://" in ref or ref.startswith(("git@", "github.com/")):
+        return None
+    joined = posixpath.normpath(posixpath.join(base, ref))
+    return None if joined.startswith("..") else ("" if joined == "." else joined)
+
+
+def read_kustomization(root: str, relfile: str) -> Kustomization:
+    directory = posixpath.dirname(relfile)
+    k = Kustomization(directory, relfile)
+    try:
+        with open(os.path.join(root, relfile), "rb") as f:
+            docs = [d.data for d in iter_documents(f.read(), relfile)]
+    except (OSError, ValueError):
+        return k  # the renderer will report it
+    data = docs[0] if docs and isinstance(docs[0], dict) else {}
+    refs = [*(data.get("resources") or []), *(data.get("bases") or []),
+            *(data.get("components") or [])]
+    for ref in refs:
+        local = _local(directory, ref)
+        if local is None:
+            continue
+        if local.endswith((".yaml", ".yml", ".json")):
+            k.resources.add(local)
+        else:
+            k.references.add(local)
+    patch_refs: list[Any] = list(data.get("patchesStrategicMerge") or [])
+    for key in ("patches", "patchesJson6902"):
+        patch_refs += [p.get("path") for p in data.get(key) or [] if isinstance(p, dict)]
+    for ref in patch_refs:
+        local = _local(directory, ref)
+        if local is not None and local.endswith((".yaml", ".yml", ".json")):
+            k.patches.add(local)
+    return k
+
+
+def plan(root: str, relfiles: Iterable[str]) -> RenderPlan:
+    kustomizations = {}
+    for rel in relfiles:
+        if posixpath.basename(rel) in KUSTOMIZATION_FILES:
+            k = read_kustomization(root, rel)
+            kustomizations.setdefault(k.directory, k)
+    referenced = set().union(*(k.references for k in kustomizations.values()))
+    overlays = tuple(sorted(d for d in kustomizations if d not in referenced))
+    seen: set[str] = set()
+    covered: set[str] = set()
+    todo = list(overlays)
+    while todo:
+        d = todo.pop()
+        if d in seen or d not in kustomizations:
+            continue
+        seen.add(d)
+        k = kustomizations[d]
+        covered |= k.resources | k.patches
+        todo.extend(k.references)
+    patches = frozenset().union(*(k.patches for k in kustomizations.values()))
+    files = {d: k.file for d, k in kustomizations.items()}
+    return RenderPlan(overlays, frozenset(covered), patches, files)
+
+
+def render_batch(
+    command: list[str], root: str, overlays: list[str], timeout: float
+) -> list[RenderOutput]:
+    """Render ``overlays`` with one process; a failing batch is split until each fails alone."""
+    if len(overlays) == 1:
+        ok, text = _run([*command, os.path.join(root, overlays[0] or ".")], timeout)
+        if not ok:
+            return [RenderOutput(overlays[0], error=text)]
+        try:
+            return [RenderOutput(overlays[0], tuple(_documents(text, overlays[0])))]
+        except ManifestError as exc:
+            return [RenderOutput(overlays[0], error=f"renderer output is not valid YAML: {exc}")]
+    with tempfile.TemporaryDirectory(prefix="scanner-kustomize-") as tmp:
+        wrappers = []
+        for i, overlay in enumerate(overlays):
+            wrapper = os.path.join(tmp, f"o{i}")
+            os.mkdir(wrapper)
+            target = os.path.relpath(os.path.join(root, overlay), wrapper).replace(os.sep, "/")
+            with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as f:
+                f.write(f"resources:\n- {json.dumps(target)}\nlabels:\n- pairs:\n"
+                        f"    {MARKER_LABEL}: '{i}'\n")
+            wrappers.append(f"o{i}")
+        with open(os.path.join(tmp, "kustomization.yaml"), "w", encoding="utf-8") as f:
+            f.write("resources:\n" + "".join(f"- {w}\n" for w in wrappers))
+        ok, text = _run([*command, tmp], timeout)
+    rendered: list[Any] = []
+    if ok:
+        try:
+            rendered = _documents(text, "<kustomize output>")
+        except ManifestError as exc:
+            ok, text = False, f"renderer output is not valid YAML: {exc.message}"
+    if not ok:
+        half = len(overlays) // 2
+        return (render_batch(command, root, overlays[:half], timeout)
+                + render_batch(command, root, overlays[half:], timeout))
+    grouped: dict[int, list[Any]] = {i: [] for i in range(len(overlays))}
+    for data in rendered:
+        labels = (data.get("metadata") or {}).get("labels") if isinstance(data, dict) else None
+        marker = labels.pop(MARKER_LABEL, None) if isinstance(labels, dict) else None
+        if marker is None or not marker.isdigit() or int(marker) not in grouped:
+            return [RenderOutput(o, error="rendered object without its overlay marker")
+                    for o in overlays]
+        if not labels:
+            del data["metadata"]["labels"]
+        grouped[int(marker)].append(data)
+    return [RenderOutput(o, tuple(grouped[i])) for i, o in enumerate(overlays)]
+
+
+def _documents(text: str, path: str) -> list[Any]:
+    return [d.data for d in iter_documents(text, path)]
+
+
+def _run(command: list[str], timeout: float) -> tuple[bool, str]:
+    # kustomize allocates heavily; a lazier Go collector saves a third of its CPU time
+    env = {**os.environ, "GOGC": os.environ.get("GOGC", "400")}
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              check=False, env=env)
+    except subprocess.TimeoutExpired:
+        return False, f"renderer timed out after {timeout:g}s"
+    except OSError as exc:
+        return False, f"renderer could not be started: {exc}"
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        return False, lines[-1] if lines else f"renderer exited with {proc.returncode}"
+    return True, proc.stdout

@@ -1,0 +1,124 @@
+"""Scan a directory tree: walk, render Kustomize overlays, read the remaining raw files.
+
+Overlays render in a background thread (the renderer is a separate process) while the
+raw files are parsed, so rendering costs little wall time on a machine with two cores.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from scanner.errors import Location
+from scanner.sources.documents import (
+    Origin,
+    SourceItem,
+    resource_from_document,
+    resources_from_text,
+)
+from scanner.sources.kustomize import (
+    KUSTOMIZATION_FILES,
+    KustomizeMode,
+    RenderOutput,
+    find_renderer,
+    plan,
+    render_batch,
+)
+from scanner.sources.paths import PathFilter, TreeFile, walk_tree
+from scanner.sources.provenance import ErrorRecord, SourceStats
+from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits
+
+
+@dataclass(frozen=True, slots=True)
+class TreeOptions:
+    """How a tree is read: globs relative to its root, Kustomize, limits."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    kustomize: KustomizeMode = "auto"
+    limits: YamlLimits = DEFAULT_LIMITS
+    render_batch_size: int = 100
+    render_timeout: float = 300.0
+
+
+def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
+              limits: YamlLimits) -> Iterator[SourceItem]:
+    """The resources of one file, or an error record if it cannot be read."""
+    try:
+        size = os.stat(tree_file.path).st_size
+        if size > limits.max_file_bytes:
+            stats.errors += 1
+            yield ErrorRecord(origin.source, "limit",
+                              f"file too large: {size} bytes (limit {limits.max_file_bytes})",
+                              Location(tree_file.relpath))
+            return
+        with open(tree_file.path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        stats.errors += 1
+        yield ErrorRecord(origin.source, "read", f"cannot read file: {exc.strerror}",
+                          Location(tree_file.relpath))
+        return
+    stats.files += 1
+    yield from resources_from_text(data, tree_file.relpath, origin, stats, limits,
+                                   stream=len(data) > limits.stream_bytes)
+
+
+def scan_tree(root: str, origin: Origin, options: TreeOptions,
+              stats: SourceStats) -> Iterator[SourceItem]:
+    """Every resource and error record of the tree at ``root``, paths relative to it."""
+    skipped: dict[str, int] = {}
+    files = list(walk_tree(root, PathFilter(options.include, options.exclude), skipped))
+    stats.skipped.update(skipped)
+    render_plan = plan(root, [f.relpath for f in files])
+    command = find_renderer(options.kustomize)
+    rendering = command is not None and bool(render_plan.overlays)
+    if options.kustomize == "auto" and command is None:
+        for overlay in render_plan.overlays:
+            stats.errors += 1
+            yield ErrorRecord(origin.source, "renderer-missing",
+                              "no Kustomize renderer (kustomize or kubectl) on PATH; "
+                              "raw files scanned instead",
+                              Location(render_plan.files[overlay]))
+    pool = ThreadPoolExecutor(1, thread_name_prefix="kustomize") if rendering else None
+    futures: list[Future[list[RenderOutput]]] = []
+    try:
+        if pool is not None and command is not None:
+            size = max(1, options.render_batch_size)
+            overlays = list(render_plan.overlays)
+            futures = [pool.submit(render_batch, command, root, overlays[i:i + size],
+                                   options.render_timeout)
+                       for i in range(0, len(overlays), size)]
+        for tree_file in files:
+            if posixpath.basename(tree_file.relpath) in KUSTOMIZATION_FILES:
+                stats.skipped["kustomize-config"] += 1
+            elif rendering and tree_file.relpath in render_plan.covered:
+                stats.skipped["rendered-overlay-file"] += 1
+            elif tree_file.relpath in render_plan.patches:
+                stats.skipped["kustomize-patch"] += 1
+            else:
+                yield from read_file(tree_file, origin, stats, options.limits)
+        for future in futures:
+            for output in future.result():
+                yield from _rendered(output, render_plan.files[output.overlay], origin, stats)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _rendered(output: RenderOutput, kustomization: str, origin: Origin,
+              stats: SourceStats) -> Iterator[SourceItem]:
+    if output.error is not None:
+        stats.errors += 1
+        yield ErrorRecord(origin.source, "render", f"kustomize failed: {output.error}",
+                          Location(kustomization))
+        return
+    for index, data in enumerate(output.documents):
+        stats.documents += 1
+        doc = YamlDocument(data, output.overlay or ".", index, 1)
+        item = resource_from_document(doc, output.overlay or ".", origin, stats, "kustomize")
+        if item is not None:
+            yield item

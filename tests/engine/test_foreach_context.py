@@ -1,0 +1,158 @@
+"""foreach (spec 9), context entries (spec 8), deny/preconditions results (spec 6.3) and variables (7.4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scanner.engine.context import ContextError
+from scanner.engine.environment import make_environment
+from scanner.engine.evaluate import evaluate_policy
+from scanner.engine.match import Request
+from scanner.engine.policy import parse_policy
+from scanner.engine.values import parse_values
+
+from .conftest import y
+
+
+def policy(rule_body: str, context: str = "", preconditions: str = "") -> dict:
+    extra = ""
+    if context:
+        extra += f"\n    context: {context}"
+    if preconditions:
+        extra += f"\n    preconditions: {preconditions}"
+    return parse_policy(y(f"""
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {{name: p}}
+spec:
+  background: false
+  rules:
+  - name: r
+    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}{extra}
+    validate: {rule_body}
+"""))
+
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default", "labels": {"tier": "db"}},
+       "spec": {"containers": [{"name": "a", "image": "nginx:1.25", "ports": [{"containerPort": 80}]},
+                               {"name": "b", "image": "evil.io/x:latest"}]}}
+
+
+def run(p, resource=POD, env=None, request=None) -> list[tuple[str, str]]:
+    return [(str(r.status), r.message) for r in evaluate_policy(p, resource, request, env=env)]
+
+
+CASES = [
+    pytest.param(policy("{foreach: [{list: request.object.spec.initContainers, deny: {conditions: [{key: x, operator: Equals, value: x}]}}]}"),
+                 [], id="v27-foreach-over-missing-list-no-result"),
+    pytest.param(policy("{message: 'bad image', foreach: [{list: request.object.spec.containers, "
+                        "deny: {conditions: {any: [{key: '{{element.image}}', operator: Equals, value: 'evil.io/*'}]}}}]}"),
+                 [("fail", "validation failure: bad image")], id="foreach-deny-fails-on-second-element"),
+    pytest.param(policy("{foreach: [{list: request.object.spec.containers, pattern: {image: '!*:latest'}}]}"),
+                 [("fail", "validation failure: validation error: rule r failed at path /image/")],
+                 id="foreach-pattern-element-scope-paths"),
+    pytest.param(policy("{foreach: [{list: request.object.spec.containers, preconditions: {all: [{key: '{{element.name}}', "
+                        "operator: Equals, value: a}]}, pattern: {image: '!*:latest'}}]}"),
+                 [("pass", "rule passed")], id="foreach-preconditions-filter-elements"),
+    pytest.param(policy("{foreach: [{list: request.object.spec.containers, foreach: [{list: element.ports, "
+                        "deny: {conditions: [{key: '{{element0.name}}-{{element.containerPort}}', operator: Equals, value: a-80}]}}]}]}"),
+                 [("fail", "validation failure: validation failure: validation error: rule r failed")],
+                 id="nested-foreach-outer-element-variable"),
+    pytest.param(policy("{foreach: [{list: 'request.object.spec.containers[].name', elementScope: true, pattern: {x: 1}}]}"),
+                 [("error", "validation failure: elementScope is true but the element is not an object")],
+                 id="element-scope-on-scalars-errors"),
+    pytest.param(policy("{deny: {}}"), [("fail", "validation error: rule r failed")], id="v15-empty-deny-always-fails"),
+    pytest.param(policy("{message: '{{request.object.metadata.name}} is denied', deny: {conditions: {any: [{key: '{{request.object.metadata.labels.tier}}', operator: Equals, value: db}]}}}"),
+                 [("fail", "web is denied")], id="deny-message-substituted-without-prefix"),
+    pytest.param(policy("{deny: {conditions: {any: [{key: '{{request.object.metadata.labels.missing}}', operator: Equals, value: x}]}}}"),
+                 [("error", None)], id="deny-unknown-key-is-error"),
+    pytest.param(policy("{pattern: {metadata: {name: web}}}", preconditions="{all: [{key: '{{request.object.metadata.labels.x}}', operator: Equals, value: y}]}"),
+                 [("error", None)], id="v25-precondition-unknown-key-errors"),
+    pytest.param(policy("{pattern: {metadata: {name: web}}}", preconditions="{all: [{key: '{{request.object.metadata.labels.x || ''''}}', operator: Equals, value: y, message: need x}]}"),
+                 [("skip", "preconditions not met; need x")], id="v26-precondition-default-skips-with-message"),
+    pytest.param(policy("{pattern: {metadata: {labels: {tier: '{{tier}}'}}}}",
+                        context="[{name: tier, variable: {jmesPath: request.object.metadata.labels.missing, default: db}}]"),
+                 [("pass", "validation rule 'r' passed.")], id="context-variable-default"),
+    pytest.param(policy("{pattern: {metadata: {labels: {tier: '{{tier}}'}}}}",
+                        context="[{name: tier, variable: {jmesPath: request.object.metadata.labels.missing}}]"),
+                 [("error", None)], id="context-variable-nil-errors"),
+    pytest.param(policy("{pattern: {metadata: {name: '{{request.object.metadata.nope}}'}}}"),
+                 [("error", None)], id="pattern-unresolvable-variable-errors"),
+    pytest.param(policy("{deny: {conditions: [{key: '{{ images.containers.b.registry }}', operator: Equals, value: evil.io}]}}"),
+                 [("fail", "validation error: rule r failed")], id="images-variable"),
+    pytest.param(policy("{deny: {conditions: [{key: '{{ data.tag }}', operator: Equals, value: x}]}}",
+                        context="[{name: data, imageRegistry: {reference: '{{ images.containers.a.reference }}'}}]"),
+                 [("error", None)], id="image-registry-without-values-errors"),
+]
+
+
+@pytest.mark.parametrize(("compiled", "expected"), CASES)
+def test_rule_outcome(compiled, expected: list) -> None:
+    got = run(compiled)
+    assert [s for s, _ in got] == [s for s, _ in expected], got
+    for (_, message), (_, want) in zip(got, expected, strict=True):
+        if want is not None:
+            assert message == want
+
+
+def test_error_messages_name_the_variable() -> None:
+    [(status, message)] = run(policy("{pattern: {metadata: {name: '{{request.object.metadata.nope}}'}}}"))
+    assert status == "error" and "request.object.metadata.nope" in message and "Unknown key" in message
+
+
+def test_image_registry_error_names_the_entry() -> None:
+    compiled = policy("{deny: {conditions: [{key: '{{ data.tag }}', operator: Equals, value: x}]}}",
+                      context="[{name: data, imageRegistry: {reference: nginx}}]")
+    [(_, message)] = run(compiled)
+    assert "'data' (imageRegistry) cannot be resolved offline" in message
+
+
+def test_values_supply_context_entries_per_rule() -> None:
+    compiled = policy("{deny: {conditions: [{key: '{{ data.tag }}', operator: Equals, value: latest}]}}",
+                      context="[{name: data, imageRegistry: {reference: nginx}}]")
+    values = parse_values({"policies": [{"name": "p", "rules": [{"name": "r", "values": {"data.tag": "latest"}}]}]})
+    assert run(compiled, env=make_environment(values=values)) == [("fail", "validation error: rule r failed")]
+
+
+class _Loader:
+    def config_map(self, name: str, namespace: str) -> dict | None:
+        return {"data": {"allowed": "db"}, "metadata": {"name": name}} if name == "tiers" else None
+
+    def api_call(self, url_path: str, method: str, data: object) -> object:
+        if url_path == "/api/v1/namespaces/default/pods":
+            return {"items": [POD]}
+        raise ContextError(f"no answer for {url_path}")
+
+
+@pytest.mark.parametrize(
+    ("context", "condition", "expected"),
+    [
+        pytest.param("[{name: cm, configMap: {name: tiers, namespace: default}}]",
+                     "{key: '{{request.object.metadata.labels.tier}}', operator: Equals, value: '{{cm.data.allowed}}'}",
+                     "fail", id="config-map-from-loader"),
+        pytest.param("[{name: pods, apiCall: {urlPath: '/api/v1/namespaces/{{request.namespace}}/pods', jmesPath: 'items | length(@)'}}]",
+                     "{key: '{{pods}}', operator: GreaterThan, value: 0}", "fail", id="api-call-from-loader"),
+        pytest.param("[{name: pods, apiCall: {urlPath: /api/v1/nope, default: 0}}]",
+                     "{key: '{{pods}}', operator: GreaterThan, value: 0}", "pass", id="api-call-default-on-failure"),
+    ],
+)
+def test_context_entries_from_loader(context: str, condition: str, expected: str) -> None:
+    compiled = policy(f"{{deny: {{conditions: [{condition}]}}}}", context=context)
+    [(status, _)] = run(compiled, env=make_environment(loader=_Loader()))
+    assert status == expected
+
+
+def test_update_enforce_rule_with_pre_existing_violation_skips() -> None:
+    compiled = parse_policy(y("""
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate: {pattern: {metadata: {labels: {team: '?*'}}}}
+"""))
+    [result] = evaluate_policy(compiled, POD, Request(operation="UPDATE"))
+    assert str(result.status) == "skip"  # vector 32

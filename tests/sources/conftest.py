@@ -1,0 +1,55 @@
+"""Real Git repositories built in tmp_path with the git CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Tester", "GIT_AUTHOR_EMAIL": "t@example.test",
+    "GIT_COMMITTER_NAME": "Tester", "GIT_COMMITTER_EMAIL": "t@example.test",
+    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+class Repo:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str, date: str = "2026-01-15T12:00:00Z") -> str:
+        env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        return subprocess.run(["git", "-C", str(self.path), "-c", "commit.gpgsign=false", *args],
+                              env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+    def write(self, rel: str, text: str) -> None:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+    def remove(self, rel: str) -> None:
+        (self.path / rel).unlink()
+
+    def commit(self, message: str, date: str = "2026-01-15T12:00:00Z") -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message, date=date)
+        return self.git("rev-parse", "HEAD")
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path):
+    def make(name: str = "origin") -> Repo:
+        path = tmp_path / name
+        path.mkdir()
+        return Repo(path)
+    return make
+
+
+def deployment(name: str, namespace: str | None = None, image: str = "nginx:1.27") -> str:
+    ns = f"\n  namespace: {namespace}" if namespace else ""
+    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}{ns}\n"
+            f"spec:\n  template:\n    spec:\n      containers:\n      - name: app\n"
+            f"        image: {image}\n")

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+
+import pytest
+
+from scanner.sources.git import GitOptions, GitSource, redact
+from scanner.sources.provenance import ErrorRecord, Resource
+from scanner.sources.tree import TreeOptions
+from scanner.yamldoc import YamlLimits
+
+from .conftest import deployment
+
+
+def _scan(source: GitSource):
+    items = list(source.iter_items())
+    resources = {r.provenance.path: r for r in items if isinstance(r, Resource)}
+    errors = [e for e in items if isinstance(e, ErrorRecord)]
+    return resources, errors
+
+
+@pytest.fixture
+def origin(make_repo):
+    repo = make_repo()
+    repo.write("apps/a.yaml", deployment("a", "team"))
+    repo.write("apps/b.yaml", deployment("b"))
+    first = repo.commit("first", "2026-01-01T00:00:00Z")
+    repo.git("tag", "v1")
+    repo.git("tag", "moving")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("apps/feature.yaml", deployment("feature"))
+    repo.commit("feature", "2026-01-02T00:00:00Z")
+    repo.git("checkout", "-q", "main")
+    repo.write("apps/c.yaml", deployment("c"))
+    repo.write("apps/broken.yaml", "a: [\n")
+    repo.write("apps/bomb.yaml", "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
+               "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+               "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n")
+    second = repo.commit("second", "2026-01-03T00:00:00Z")
+    repo.first, repo.second = first, second
+    return repo
+
+
+def _source(tmp_path, url, ref=None, **kw) -> GitSource:
+    tree = TreeOptions(limits=YamlLimits(max_nodes=5000))
+    return GitSource("gitops", GitOptions(url, ref, cache_dir=str(tmp_path / "cache"),
+                                          tree=tree, **kw))
+
+
+@pytest.mark.parametrize(
+    ("ref", "files"),
+    [
+        pytest.param(None, {"apps/a.yaml", "apps/b.yaml", "apps/c.yaml"}, id="default-branch"),
+        pytest.param("main", {"apps/a.yaml", "apps/b.yaml", "apps/c.yaml"}, id="branch"),
+        pytest.param("feature", {"apps/a.yaml", "apps/b.yaml", "apps/feature.yaml"},
+                     id="other-branch"),
+        pytest.param("v1", {"apps/a.yaml", "apps/b.yaml"}, id="tag"),
+    ],
+)
+def test_git_source_checks_out_ref(tmp_path, origin, ref, files):
+    resources, _ = _scan(_source(tmp_path, str(origin.path), ref))
+    assert set(resources) == files
+
+
+def test_git_source_checks_out_commit_and_records_it(tmp_path, origin):
+    source = _source(tmp_path, f"file://{origin.path}", origin.first[:12])
+    resources, errors = _scan(source)
+    assert set(resources) == {"apps/a.yaml", "apps/b.yaml"} and errors == []
+    assert source.stats.commit is not None and source.stats.commit.sha == origin.first
+    assert source.stats.commit.committed_at == datetime(2026, 1, 1, tzinfo=UTC)
+    a = resources["apps/a.yaml"]
+    assert (a.provenance.source, a.provenance.source_type, a.provenance.commit,
+            a.provenance.document, a.provenance.line) == ("gitops", "git", origin.first, 0, 1)
+    assert a.identity.namespace == "team" and resources["apps/b.yaml"].namespace_defaulted
+
+
+def test_git_source_bad_files_become_records_and_keep_others(tmp_path, origin):
+    resources, errors = _scan(_source(tmp_path, str(origin.path), "main"))
+    assert {(e.location.path, e.kind) for e in errors} == {("apps/broken.yaml", "yaml"),
+                                                           ("apps/bomb.yaml", "limit")}
+    assert next(e for e in errors if e.kind == "yaml").location.line == 2
+    assert "apps/c.yaml" in resources
+
+
+def test_git_source_fetches_changes_and_moved_tag(tmp_path, origin):
+    cache = tmp_path / "cache"
+    _scan(_source(tmp_path, str(origin.path), "moving"))
+    clone = next(cache.iterdir())
+    origin.remove("apps/b.yaml")
+    origin.write("apps/d.yaml", deployment("d"))
+    third = origin.commit("third")
+    origin.git("tag", "-f", "moving")
+    source = _source(tmp_path, str(origin.path), "moving")
+    resources, _ = _scan(source)
+    assert set(resources) == {"apps/a.yaml", "apps/c.yaml", "apps/d.yaml"}
+    assert source.stats.commit.sha == third
+    assert next(cache.iterdir()) == clone  # fetched into the same clone
+
+
+def test_git_source_shallow_clone(tmp_path, origin):
+    source = _source(tmp_path, f"file://{origin.path}", "v1", shallow=True)
+    resources, _ = _scan(source)
+    assert set(resources) == {"apps/a.yaml", "apps/b.yaml"}
+    assert source.stats.commit.sha == origin.first
+
+
+@pytest.mark.parametrize(
+    ("url", "ref", "message"),
+    [
+        pytest.param("missing", "main", "clone/fetch failed", id="unreachable-repository"),
+        pytest.param(None, "no-such-ref", "ref 'no-such-ref' not found", id="missing-ref"),
+    ],
+)
+def test_git_source_failure_is_one_record(tmp_path, origin, url, ref, message):
+    resources, errors = _scan(_source(tmp_path, url or str(origin.path), ref))
+    assert resources == {} and len(errors) == 1 and errors[0].kind == "git"
+    assert message in errors[0].message
+
+
+def test_git_source_never_leaks_credentials(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCANNER_TEST_TOKEN", "s3cr3t-token")
+    url = "https://user:hunter2@127.0.0.1:9/org/repo.git"
+    source = _source(tmp_path, url, "main", token_env="SCANNER_TEST_TOKEN", timeout=10)
+    _, errors = _scan(source)
+    text = str(errors[0]) + repr(errors[0])
+    assert "hunter2" not in text and "s3cr3t" not in text and "***@127.0.0.1" in text
+    assert not any("hunter2" in p for p in os.listdir(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("https://u:p@h/x", "https://***@h/x", id="userinfo"),
+        pytest.param("ssh://git@h/x", "ssh://***@h/x", id="ssh-user"),
+        pytest.param("token abc in text", "token *** in text", id="secret-value"),
+    ],
+)
+def test_redact_hides_userinfo_and_secrets(text, expected):
+    assert redact(text, ("abc",)) == expected

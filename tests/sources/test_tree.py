@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from scanner.sources.directory import DirectorySource
+from scanner.sources.export import ExportSource
+from scanner.sources.git import GitOptions, GitSource
+from scanner.sources.paths import glob_match
+from scanner.sources.provenance import ErrorRecord, Resource
+from scanner.sources.tree import TreeOptions
+
+from .conftest import deployment
+
+KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+
+
+def _items(source):
+    items = list(source.iter_items())
+    return ([i for i in items if isinstance(i, Resource)],
+            [i for i in items if isinstance(i, ErrorRecord)])
+
+
+@pytest.fixture
+def gitops(make_repo):
+    repo = make_repo()
+    repo.write("app/base/kustomization.yaml", KUSTOMIZATION + "resources: [deploy.yaml]\n")
+    repo.write("app/base/deploy.yaml", deployment("web"))
+    repo.write("app/base/stray-old.yaml", "a: [\n")
+    for env in ("dev", "prod"):
+        repo.write(f"app/overlays/{env}/kustomization.yaml", KUSTOMIZATION +
+                   f"namespace: web-{env}\nresources: [../../base]\npatches: [{{path: r.yaml}}]\n")
+        repo.write(f"app/overlays/{env}/r.yaml", "apiVersion: apps/v1\nkind: Deployment\n"
+                   "metadata: {name: web}\nspec: {replicas: 3}\n")
+    repo.write("broken/kustomization.yaml", KUSTOMIZATION + "resources: [missing.yaml]\n")
+    repo.write("plain/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n")
+    repo.write(".github/workflows/ci.yaml", "on: push\njobs: {}\n")
+    repo.commit("init")
+    return repo
+
+
+def test_tree_renders_overlays_once_with_overlay_provenance(tmp_path, gitops):
+    source = GitSource("g", GitOptions(str(gitops.path), "main", cache_dir=str(tmp_path / "c")))
+    resources, errors = _items(source)
+    found = {(r.provenance.path, r.provenance.rendered_by, r.identity.namespace,
+              r.identity.name) for r in resources}
+    assert found == {("app/overlays/dev", "kustomize", "web-dev", "web"),
+                     ("app/overlays/prod", "kustomize", "web-prod", "web"),
+                     ("plain/cm.yaml", None, "default", "c")}
+    assert all("scanner.kyverno-batch/overlay" not in str(r.data) for r in resources)
+    assert {(e.kind, e.location.path) for e in errors} == {
+        ("render", "broken/kustomization.yaml"), ("yaml", "app/base/stray-old.yaml")}
+    cm = next(r for r in resources if r.identity.kind == "ConfigMap")
+    assert cm.data["data"] == {} and source.stats.skipped["not-kubernetes"] == 1
+
+
+def test_tree_without_renderer_reports_each_overlay_and_reads_raw(tmp_path, gitops, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    resources, errors = _items(DirectorySource("d", str(gitops.path)))
+    missing = sorted(e.location.path for e in errors if e.kind == "renderer-missing")
+    assert missing == ["app/overlays/dev/kustomization.yaml",
+                       "app/overlays/prod/kustomization.yaml", "broken/kustomization.yaml"]
+    assert sorted(r.provenance.path for r in resources) == ["app/base/deploy.yaml",
+                                                            "plain/cm.yaml"]
+
+
+def test_tree_kustomize_off_is_silent(gitops):
+    resources, errors = _items(DirectorySource("d", str(gitops.path),
+                                               TreeOptions(kustomize="off")))
+    assert [e.kind for e in errors] == ["yaml"] and len(resources) == 2
+
+
+@pytest.mark.parametrize(
+    ("include", "exclude", "expected"),
+    [
+        pytest.param((), (), {"a.yaml", "x/b.yml", "x/y/c.json"}, id="everything"),
+        pytest.param(("x/**",), (), {"x/b.yml", "x/y/c.json"}, id="include-subtree"),
+        pytest.param(("**/*.json",), (), {"x/y/c.json"}, id="double-star-any-depth"),
+        pytest.param((), ("x/**/*.json",), {"a.yaml", "x/b.yml"}, id="exclude-nested"),
+    ],
+)
+def test_tree_globs_select_files(tmp_path, include, exclude, expected):
+    for rel in ("a.yaml", "x/b.yml", "x/y/c.json", "x/notes.txt"):
+        p = tmp_path / "t" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n"}}')
+    resources, _ = _items(DirectorySource("d", str(tmp_path / "t"),
+                                          TreeOptions(include=include, exclude=exclude)))
+    assert {r.provenance.path for r in resources} == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        pytest.param("a/**/b.yaml", "a/b.yaml", True, id="double-star-zero-dirs"),
+        pytest.param("a/*.yaml", "a/x/b.yaml", False, id="star-stays-in-segment"),
+        pytest.param("**", "deep/er/f.json", True, id="double-star-alone"),
+    ],
+)
+def test_glob_match(pattern, path, matches):
+    assert glob_match(pattern, path) is matches
+
+
+def test_tree_symlinks_leaving_the_root_are_not_followed(tmp_path):
+    outside = tmp_path / "secret.yaml"
+    outside.write_text(deployment("outside"))
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "in.yaml").write_text(deployment("in"))
+    os.symlink(outside, root / "link.yaml")
+    os.symlink(tmp_path, root / "dirlink")
+    os.symlink(root / "in.yaml", root / "inside-link.yaml")
+    source = DirectorySource("d", str(root))
+    resources, _ = _items(source)
+    assert sorted(r.provenance.path for r in resources) == ["in.yaml", "inside-link.yaml"]
+    assert source.stats.skipped["symlink-outside"] == 1
+
+
+def _kubectl(*args: str) -> str:
+    return subprocess.run(["kubectl", *args, "--dry-run=client", "-o", "yaml"], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def test_export_source_reads_kubectl_output_and_lists(tmp_path):
+    (tmp_path / "deploy.yaml").write_text(_kubectl("create", "deployment", "x", "--image=nginx"))
+    (tmp_path / "ns.yaml").write_text(_kubectl("create", "namespace", "team"))
+    (tmp_path / "list.yaml").write_text(
+        "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p\n"
+        "    namespace: prod\n    uid: u-1\n    labels:\n  status: {phase: Running}\n"
+        "- just-a-string\nkind: List\nmetadata:\n  resourceVersion: ''\n")
+    resources, errors = _items(ExportSource("cluster", [str(tmp_path)]))
+    by_name = {r.identity.name: r for r in resources}
+    assert set(by_name) == {"x", "team", "p"}
+    assert by_name["x"].identity.namespace == "default"
+    assert by_name["team"].identity.namespace is None
+    pod = by_name["p"]
+    assert (pod.provenance.item, pod.provenance.line, pod.identity.uid) == (0, 3, "u-1")
+    assert pod.data["status"] == {"phase": "Running"} and pod.data["metadata"]["labels"] == {}
+    assert [(e.kind, e.location.line) for e in errors] == [("manifest", 11)]

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import pytest
+
+from scanner.errors import ManifestError
+from scanner.yamldoc import YamlLimits, iter_documents, load_documents
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
+)
+STREAM = YamlLimits(stream_bytes=1)  # forces the event-driven composer
+LIST = ("apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n"
+        "- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\nkind: List\nmetadata: {}\n")
+
+
+def _read(text: str, limits: YamlLimits, split: bool = False):
+    errors: list[ManifestError] = []
+    docs = list(iter_documents(text, "f.yaml", limits=limits, split_lists=split,
+                               on_error=errors.append))
+    return [(d.index, d.item, d.line, d.data) for d in docs], [str(e) for e in errors]
+
+
+@pytest.mark.parametrize("limits", [YamlLimits(), STREAM], ids=["c-composer", "event-composer"])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(BOMB + "---\nok: 1\n", "values once aliases are expanded", id="alias-bomb"),
+        pytest.param("[" * 100_000 + "]" * 100_000, "nested too deeply", id="deep-flow-nesting"),
+        pytest.param("- " * 50_000 + "x", "nested too deeply", id="deep-compact-sequence"),
+        pytest.param("a: &a [*a]\n---\nok: 1\n", "recursive alias", id="recursive-alias"),
+        pytest.param("a: " + "x" * 2000 + "\n---\nok: 1\n", "document too large",
+                     id="big-document"),
+    ],
+)
+def test_iter_documents_limits_reject_only_the_bad_document(text, message, limits):
+    size = 1000 if "too large" in message and "aliases" not in message else 10**7
+    limits = YamlLimits(max_document_bytes=size, stream_bytes=limits.stream_bytes)
+    docs, errors = _read(text, limits)
+    assert len(errors) == 1 and message in errors[0] and errors[0].startswith("f.yaml:")
+    assert [d[3] for d in docs] in ([], [{"ok": 1}])
+
+
+@pytest.mark.parametrize("limits", [YamlLimits(), STREAM], ids=["c-composer", "event-composer"])
+def test_iter_documents_limit_without_handler_raises(limits):
+    with pytest.raises(ManifestError, match="nested too deeply"):
+        list(iter_documents("[" * 300 + "]" * 300, "f.yaml", limits=limits))
+
+
+@pytest.mark.parametrize("limits", [YamlLimits(), STREAM], ids=["c-composer", "event-composer"])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(LIST, [(0, 0, 3, "a"), (0, 1, 6, "b")], id="kubectl-list-items-with-lines"),
+        pytest.param("---\nkind: PodList\nitems:\n- {kind: Pod, metadata: {name: a}}\n",
+                     [(0, 0, 4, "a")], id="kind-before-items"),
+        pytest.param('{"kind": "ConfigMapList", "items": [{"metadata": {"name": "j"}}]}',
+                     [(0, 0, 1, "j")], id="json-list"),
+        pytest.param("kind: List\nitems: []\n", [], id="empty-list-yields-nothing"),
+    ],
+)
+def test_iter_documents_split_lists_yields_items(text, expected, limits):
+    docs, errors = _read(text, limits, split=True)
+    assert errors == []
+    assert [(i, item, line, data["metadata"]["name"]) for i, item, line, data in docs] == expected
+
+
+@pytest.mark.parametrize("limits", [YamlLimits(), STREAM], ids=["c-composer", "event-composer"])
+def test_iter_documents_non_list_with_items_stays_whole(limits):
+    docs, _ = _read("kind: Foo\nitems: [1, 2]\nz: 3\n", limits, split=True)
+    assert docs == [(0, None, 1, {"kind": "Foo", "items": [1, 2], "z": 3})]
+
+
+@pytest.mark.parametrize("limits", [YamlLimits(), STREAM], ids=["c-composer", "event-composer"])
+def test_iter_documents_syntax_error_keeps_earlier_documents(limits):
+    seen = []
+    with pytest.raises(ManifestError) as info:
+        for doc in iter_documents("a: 1\n---\nb: [\n", "f.yaml", limits=limits):
+            seen.append(doc.data)
+    assert seen == [{"a": 1}]
+    assert info.value.location is not None and info.value.location.line == 4
+
+
+def test_iter_documents_event_composer_matches_c_composer(tmp_path):
+    text = LIST + "---\nx: &anchor {a: 1}\ny: *anchor\nz: [1, 2.5, yes, null, '3']\n"
+    assert _read(text, YamlLimits(), True) == _read(text, STREAM, True)
+
+
+def test_load_documents_unchanged_for_policies():
+    docs = load_documents("a: 1\n---\n---\nb: 2\n", "p.yaml", keep_nodes=True)
+    assert [(d.index, d.line, d.data) for d in docs] == [(0, 1, {"a": 1}), (2, 4, {"b": 2})]
+    assert docs[1].locate("/b").line == 4
