@@ -18,6 +18,9 @@ from scanner.errors import ScannerError
 COMMANDS: dict[str, str] = {
     "test": "scanner.commands.test:test",
     "apply": "scanner.commands.apply:apply",
+    "scan": "scanner.commands.scan:scan",
+    "db": "scanner.commands.db:db",
+    "runs": "scanner.commands.runs:runs",
     "jp": "scanner.commands.jp:jp",
 }
 

@@ -1,0 +1,65 @@
+"""``scanner scan``: run the configured scan once, store it and render its reports."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+
+import click
+
+from scanner.errors import ScannerError
+
+
+class _Progress:
+    """Progress on stderr: a live line on a terminal, plain log lines otherwise."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.count = 0
+
+    def stage(self, message: str) -> None:
+        if not self.quiet:
+            if self.tty:
+                click.echo("\r\033[K", nl=False, err=True)
+            click.echo(message, err=True)
+
+    def resources(self, count: int) -> None:
+        self.count += count
+        if not self.quiet and self.tty:
+            click.echo(f"\r\033[K  {self.count} resources evaluated", nl=False, err=True)
+
+
+@click.command("scan")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
+              help="Scan configuration file (see config.example.yaml).")
+@click.option("--source", "sources", multiple=True, help="Scan only this source (repeatable).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: scan.jobs or the CPU count).")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
+@click.option("--verbose", "-v", is_flag=True, help="Log details and show tracebacks.")
+def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bool, verbose: bool) -> int:
+    """Scan the configured sources with the configured policies."""
+    from scanner.config import load_config
+    from scanner.scan import run
+
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    try:
+        config = load_config(config_path)
+        outcome = run(config, only_sources=sources, jobs=jobs, progress=_Progress(quiet))
+    except ScannerError:
+        if verbose:
+            traceback.print_exc()
+        raise
+    counts = outcome.counts
+    status_text = ", ".join(f"{k} {counts.get(k, 0)}" for k in ("pass", "fail", "warn", "error", "skip"))
+    click.echo(f"run {outcome.run_id}: {outcome.status} in {outcome.duration:.1f}s")
+    click.echo(f"  resources: {outcome.resources}")
+    click.echo(f"  results:   {status_text}")
+    click.echo(f"  findings:  {outcome.new_findings} new, {outcome.resolved_findings} resolved")
+    click.echo(f"  errors:    {outcome.errors}" + (f" (failed sources: {', '.join(outcome.failed_sources)})"
+                                                  if outcome.failed_sources else ""))
+    for path in outcome.reports:
+        click.echo(f"  report:    {path}")
+    return outcome.exit_code

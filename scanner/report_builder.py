@@ -1,0 +1,118 @@
+"""Stored runs -> report data: the bridge between the report database and the renderers.
+
+Used by the scan (reports after each run) and by ``scanner report`` (any stored run).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from scanner.config import Config
+from scanner.report.assemble import assemble_report
+from scanner.report.data import (
+    ErrorEntry,
+    PolicyInfo,
+    ReportData,
+    ResourceInfo,
+    ResultChange,
+    ResultRecord,
+    RunInfo,
+    Severity,
+    SourceInfo,
+    TrendPoint,
+)
+from scanner.report.render import render_report
+from scanner.store import views
+from scanner.store.store import Store
+
+_SEVERITIES = {s.value for s in Severity}
+
+
+def _policy_ref(policy: views.PolicyInfo) -> str:
+    return f"{policy.namespace}/{policy.name}" if policy.namespace else policy.name
+
+
+def _change(entry: views.DiffEntry) -> ResultChange:
+    r = entry.resource
+    return ResultChange(policy=entry.policy, rule=entry.rule, kind=r.kind, namespace=r.namespace, name=r.name,
+                        source=r.source, status_before=entry.status_before, status_after=entry.status_after,
+                        message=entry.message)
+
+
+def run_changes(store: Store, run_id: int) -> tuple[int, int]:
+    """How many findings are new and how many resolved since the previous run."""
+    previous = store.previous_run_id(run_id)
+    if previous is None:
+        return store.summarize_run(run_id).by_status.failed, 0
+    diff = store.diff_runs(previous, run_id, limit=0)
+    return diff.new_count, diff.resolved_count
+
+
+def build_report_data(store: Store, run_id: int, *, history: int = 30) -> ReportData:
+    detail = store.get_run(run_id)
+    run = detail.run
+    policies = store.run_policies(run_id)
+    digest_source = ",".join(sorted(p.digest for p in policies))
+    from hashlib import sha256
+
+    run_info = RunInfo(
+        run_id=run.run_id, started_at=run.started_at, finished_at=run.finished_at,
+        scanner_version=run.scanner_version, status=str(run.status), trigger=str(run.trigger),
+        sources=tuple(SourceInfo(name=s.name, type=str(s.type), url=s.url, ref=s.ref, commit_sha=s.commit_sha,
+                                 commit_time=s.commit_at, error=s.error) for s in detail.sources),
+        policy_set_digest="sha256:" + sha256(digest_source.encode()).hexdigest(),
+    )
+    policy_infos = [PolicyInfo(
+        name=_policy_ref(p), title=p.title, category=p.category,
+        severity=Severity(p.severity) if p.severity in _SEVERITIES else None,
+        description=p.description, action=p.failure_action, digest=p.digest,
+    ) for p in policies]
+    results = [ResultRecord(
+        policy=_policy_ref(r.policy), rule=r.rule, status=r.status, message=r.message, action=r.action,
+        resource=ResourceInfo(api_version=r.resource.api_version, kind=r.resource.kind,
+                              namespace=r.resource.namespace, name=r.resource.name, source=r.resource.source,
+                              path=r.file, line=r.line, commit=r.commit_sha),
+    ) for r in store.iter_run_results(run_id)]
+    errors = [ErrorEntry(source=e.source or "", location=f"{e.path}:{e.line}" if e.line else e.path,
+                         message=e.message) for e in store.run_errors(run_id)]
+    previous = store.previous_run_id(run_id)
+    new: list[ResultChange] = []
+    resolved: list[ResultChange] = []
+    if previous is not None:
+        diff = store.diff_runs(previous, run_id)
+        new = [_change(e) for e in diff.new]
+        resolved = [_change(e) for e in diff.resolved]
+    return assemble_report(run=run_info, policies=policy_infos, results=results, errors=errors,
+                           previous_run_id=previous, new_findings=new, resolved_findings=resolved,
+                           trend=_trend(store, run, history))
+
+
+def _trend(store: Store, run: views.RunInfo, history: int) -> list[TrendPoint]:
+    recent = [r for r in store.list_runs(limit=history * 4) if r.started_at <= run.started_at]
+    recent = sorted(recent, key=lambda r: r.started_at)[-history:]
+    if not recent:
+        return []
+    points = store.trend(since=recent[0].started_at, until=run.started_at, group_by="severity", bucket="run")
+    wanted = {r.run_id for r in recent}
+    by_run: dict[int, dict[str, int]] = defaultdict(dict)
+    starts = {}
+    for p in points:
+        for run_id in p.runs:
+            if run_id in wanted:
+                by_run[run_id][p.key or "unset"] = by_run[run_id].get(p.key or "unset", 0) + p.counts.failed
+                starts[run_id] = p.started_at
+    for r in recent:
+        starts.setdefault(r.run_id, r.started_at)
+    return [TrendPoint(run_id=r.run_id, started_at=starts[r.run_id], failures=by_run.get(r.run_id, {}))
+            for r in recent]
+
+
+def render_configured_reports(store: Store, run_id: int, config: Config) -> list[str]:
+    """Render every format the config names into ``reports.out``; the files written."""
+    if not config.reports.formats:
+        return []
+    data = build_report_data(store, run_id, history=config.reports.history)
+    out = Path(config.reports.out)
+    out.mkdir(parents=True, exist_ok=True)
+    return [str(render_report(data, fmt, out)) for fmt in config.reports.formats]

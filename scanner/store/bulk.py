@@ -1,0 +1,119 @@
+"""Dialect-aware bulk writes: upserts that return ids, and the fast path for result rows.
+
+Result rows go to PostgreSQL with ``COPY`` and to SQLite with one ``executemany``: one
+round trip per batch either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, insert, select, text, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import InstrumentedAttribute
+
+from scanner.store.models import Base
+
+OBSERVATION_COLUMNS = ("observation_id", "run_id", "resource_id", "path", "document_index",
+                       "item_index", "line", "commit_sha")
+RESULT_COLUMNS = ("observation_id", "check_id", "run_id", "resource_id", "policy_id", "status",
+                  "action", "message", "path")
+CHUNK = 400  # keys per IN (...) and rows per multi-row statement: well under SQLite's limits
+
+
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def insert_ignore(connection: Connection, model: type[Base], rows: list[dict[str, Any]]) -> None:
+    """Insert rows, skipping those that hit a unique constraint (another writer's rows)."""
+    if not rows:
+        return
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    for part in chunks(rows):
+        connection.execute(dialect.insert(model).on_conflict_do_nothing(), list(part))
+
+
+def ensure_ids(connection: Connection, model: type[Base], id_column: InstrumentedAttribute[int],
+               key_columns: Sequence[InstrumentedAttribute[Any]],
+               rows: dict[tuple[Any, ...], dict[str, Any]]) -> dict[tuple[Any, ...], int]:
+    """Ids of rows identified by ``key_columns``, inserting those that do not exist yet."""
+    found = select_ids(connection, id_column, key_columns, list(rows))
+    missing = [row for key, row in rows.items() if key not in found]
+    if missing:
+        insert_ignore(connection, model, missing)
+        found.update(select_ids(connection, id_column, key_columns,
+                                [key for key in rows if key not in found]))
+    return found
+
+
+def select_ids(connection: Connection, id_column: InstrumentedAttribute[int],
+               key_columns: Sequence[InstrumentedAttribute[Any]],
+               keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
+    found: dict[tuple[Any, ...], int] = {}
+    for part in chunks(keys, CHUNK // max(len(key_columns), 1)):
+        query = select(id_column, *key_columns).where(tuple_(*key_columns).in_(list(part)))
+        for row in connection.execute(query):
+            found[tuple(row[1:])] = row[0]
+    return found
+
+
+def insert_returning_ids(connection: Connection, model: type[Base],
+                         id_column: InstrumentedAttribute[int],
+                         rows: list[dict[str, Any]]) -> list[int]:
+    """Insert rows and return their new ids in the order of ``rows``."""
+    ids: list[int] = []
+    for part in chunks(rows):
+        statement = insert(model).returning(id_column, sort_by_parameter_order=True)
+        ids.extend(connection.execute(statement, list(part)).scalars())
+    return ids
+
+
+def allocate_ids(connection: Connection, table: str, column: str, count: int) -> list[int]:
+    """Reserve ``count`` new ids of ``table.column`` inside the current write transaction.
+
+    PostgreSQL draws them from the column's sequence; SQLite continues after the largest
+    id, which is safe because SQLite write transactions (BEGIN IMMEDIATE) are exclusive.
+    """
+    if count <= 0:
+        return []
+    if connection.dialect.name == "postgresql":
+        return list(connection.execute(text(
+            f"SELECT nextval(pg_get_serial_sequence('{table}', '{column}')) "
+            "FROM generate_series(1, :n)"), {"n": count}).scalars())
+    top = connection.execute(text(f"SELECT COALESCE(MAX({column}), 0) FROM {table}")
+                             ).scalar_one()
+    return list(range(top + 1, top + 1 + count))
+
+
+def insert_returning_keys(connection: Connection, model: type[Base],
+                          id_column: InstrumentedAttribute[int],
+                          key_columns: Sequence[InstrumentedAttribute[Any]],
+                          rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], int]:
+    """Insert rows (skipping conflicts) and return the ids of those inserted, by key."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    found: dict[tuple[Any, ...], int] = {}
+    for part in chunks(rows, CHUNK // 2):
+        statement = (dialect.insert(model).values(list(part)).on_conflict_do_nothing()
+                     .returning(id_column, *key_columns))
+        for row in connection.execute(statement):
+            found[tuple(row[1:])] = row[0]
+    return found
+
+
+def copy_rows(connection: Connection, table: str, columns: Sequence[str],
+              rows: list[tuple[Any, ...]]) -> None:
+    """Append rows to ``table``: COPY on PostgreSQL, executemany on SQLite."""
+    if not rows:
+        return
+    names = ", ".join(columns)
+    if connection.dialect.name == "postgresql":
+        cursor = connection.connection.driver_connection.cursor()
+        with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        return
+    marks = ", ".join("?" * len(columns))
+    connection.exec_driver_sql(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)

@@ -1,0 +1,56 @@
+"""Retention: delete finished runs older than N days and what only they referenced."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import Connection, bindparam, select, text
+
+from scanner.store.models import Run, UTCDateTime
+from scanner.store.records import COMPLETED_STATUSES, RunStatus
+from scanner.store.views import PruneResult
+
+_COMPLETED = ", ".join(f"'{s.value}'" for s in COMPLETED_STATUSES)
+
+_ORPHANS = {
+    "resources": """DELETE FROM resources WHERE
+        NOT EXISTS (SELECT 1 FROM resource_observations o
+                    WHERE o.resource_id = resources.resource_id)
+        AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.resource_id = resources.resource_id)""",
+    "checks": f"""DELETE FROM checks WHERE
+        NOT EXISTS (SELECT 1 FROM run_tallies t WHERE t.check_id = checks.check_id)
+        AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.check_id = checks.check_id)
+        AND checks.check_id NOT IN (
+            SELECT r.check_id FROM results r JOIN runs u ON u.run_id = r.run_id
+            WHERE u.status NOT IN ({_COMPLETED}))""",
+    "policies": """DELETE FROM policies WHERE
+        NOT EXISTS (SELECT 1 FROM run_policies rp WHERE rp.policy_id = policies.policy_id)
+        AND NOT EXISTS (SELECT 1 FROM run_tallies t WHERE t.policy_id = policies.policy_id)
+        AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.policy_id = policies.policy_id)""",
+    "sources": """DELETE FROM sources WHERE
+        NOT EXISTS (SELECT 1 FROM run_sources rs WHERE rs.source_id = sources.source_id)
+        AND NOT EXISTS (SELECT 1 FROM resources r WHERE r.source_id = sources.source_id)
+        AND NOT EXISTS (SELECT 1 FROM scan_errors e WHERE e.source_id = sources.source_id)
+        AND NOT EXISTS (SELECT 1 FROM run_tallies t WHERE t.source_id = sources.source_id)
+        AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.source_id = sources.source_id)""",
+}
+
+
+def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
+    """Delete runs that started before ``now - keep_days`` (running runs are kept)."""
+    cutoff = now - timedelta(days=keep_days)
+    old = list(connection.execute(
+        select(Run.run_id).where(Run.started_at < cutoff, Run.status != RunStatus.RUNNING)
+    ).scalars())
+    findings = connection.execute(text(
+        "DELETE FROM findings WHERE resolved_at IS NOT NULL AND resolved_at < :cutoff"
+    ).bindparams(bindparam("cutoff", type_=UTCDateTime)), {"cutoff": cutoff}).rowcount
+    for start in range(0, len(old), 200):
+        ids = {"ids": old[start:start + 200]}
+        for table in ("results", "run_tallies", "scan_errors", "resource_observations",
+                      "run_policies", "run_sources", "runs"):
+            connection.execute(text(f"DELETE FROM {table} WHERE run_id IN :ids").bindparams(
+                bindparam("ids", expanding=True)), ids)
+    counts = {table: connection.execute(text(sql)).rowcount for table, sql in _ORPHANS.items()}
+    return PruneResult(cutoff=cutoff, runs=len(old), resources=counts["resources"],
+                       policies=counts["policies"], findings=findings)

@@ -1,0 +1,150 @@
+"""What a scan hands to the store: runs, sources, policies, resources, results and errors.
+
+These frozen dataclasses are the writer's input API (see ``scanner.store.writer``). They
+hold plain values only; the store never sees engine or source objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from scanner.engine.types import FailureAction, RuleResult, RuleStatus
+
+
+class RunStatus(StrEnum):
+    """A run's lifecycle: ``running`` until it ends in one of the other states."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    PARTIAL = "partial"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class Trigger(StrEnum):
+    MANUAL = "manual"
+    SCHEDULE = "schedule"
+    CLI = "cli"
+
+
+class SourceType(StrEnum):
+    GIT = "git"
+    EXPORT = "export"
+    DIRECTORY = "directory"
+
+
+class EndReason(StrEnum):
+    """Why a finding ended."""
+
+    FIXED = "fixed"
+    RESOURCE_GONE = "resource_gone"
+    POLICY_CHANGED = "policy_changed"
+    POLICY_REMOVED = "policy_removed"
+
+
+COMPLETED_STATUSES: tuple[RunStatus, ...] = (RunStatus.SUCCEEDED, RunStatus.PARTIAL)
+"""Runs whose results count: history, trends, diffs and findings read only these."""
+
+FINDING_STATUSES: tuple[RuleStatus, ...] = (RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.ERROR)
+"""Result statuses that make a finding (the same set the reports list as findings)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """What is known when a run begins."""
+
+    started_at: datetime
+    trigger: Trigger = Trigger.CLI
+    scanner_version: str = ""
+    config_digest: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """What a run saw of one source; ``url`` must already have credentials redacted."""
+
+    name: str
+    type: SourceType
+    url: str = ""
+    ref: str = ""
+    commit_sha: str = ""
+    commit_at: datetime | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRecord:
+    """A policy as evaluated; ``digest`` identifies its content so changes show in history."""
+
+    kind: str
+    name: str
+    digest: str
+    namespace: str = ""
+    title: str = ""
+    category: str = ""
+    severity: str = ""
+    description: str = ""
+    failure_action: FailureAction = FailureAction.AUDIT
+    scored: bool = True
+
+    @property
+    def ref(self) -> str:
+        """The name results use for this policy: ``namespace/name`` or ``name``."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRecord:
+    """A resource's stable identity (source + apiVersion/kind/namespace/name) and provenance.
+
+    ``document`` is the 0-based document index in ``path``; ``item`` the index inside a
+    ``List`` document; ``line`` 1-based. ``namespace`` is ``""`` for cluster-scoped objects.
+    """
+
+    source: str
+    api_version: str
+    kind: str
+    name: str
+    namespace: str = ""
+    path: str = ""
+    document: int = 0
+    item: int | None = None
+    line: int | None = None
+    commit_sha: str = ""
+
+    @property
+    def identity(self) -> tuple[str, str, str, str, str]:
+        return (self.source, self.api_version, self.kind, self.namespace, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRecord:
+    """One rule's result for one resource. ``policy`` is a ``PolicyRecord.ref`` of the run."""
+
+    policy: str
+    rule: str
+    resource: ResourceRecord
+    status: RuleStatus
+    message: str = ""
+    path: str = ""
+    action: FailureAction = FailureAction.AUDIT
+    declared_rule: str = ""
+
+    @classmethod
+    def from_rule_result(cls, result: RuleResult, resource: ResourceRecord) -> ResultRecord:
+        return cls(policy=result.policy, rule=result.rule, resource=resource,
+                   status=result.status, message=result.message, path=result.path,
+                   action=result.action, declared_rule=result.declared_rule)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRecord:
+    """An input problem recorded with the run: ``kind`` is e.g. manifest, source, kustomize."""
+
+    message: str
+    kind: str
+    source: str | None = None
+    path: str = ""
+    line: int | None = None

@@ -1,0 +1,87 @@
+"""What reports read about one run: its results joined with policy metadata and
+provenance (streamed), the policies it evaluated, and its error records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from sqlalchemy import Connection, Row, select
+
+from scanner.engine.types import FailureAction, RuleStatus
+from scanner.store.models import (
+    Check,
+    Policy,
+    Resource,
+    ResourceObservation,
+    Result,
+    RunPolicy,
+    ScanError,
+    Source,
+)
+from scanner.store.views import ErrorInfo, PolicyInfo, ReportResult, ResourceRef
+
+STREAM_BATCH = 5_000
+POLICY_COLUMNS = (Policy.policy_id, Policy.kind, Policy.namespace, Policy.name, Policy.digest,
+                  Policy.title, Policy.category, Policy.severity, Policy.description,
+                  Policy.failure_action, Policy.scored)
+
+
+def _policy(row: Row) -> PolicyInfo:
+    return PolicyInfo(kind=row.kind, namespace=row.namespace, name=row.name, digest=row.digest,
+                      title=row.title, category=row.category, severity=row.severity,
+                      description=row.description,
+                      failure_action=FailureAction(row.failure_action), scored=row.scored)
+
+
+def _policies_by_id(connection: Connection, run_id: int) -> dict[int, PolicyInfo]:
+    query = (select(*POLICY_COLUMNS).join(RunPolicy, RunPolicy.policy_id == Policy.policy_id)
+             .where(RunPolicy.run_id == run_id))
+    return {row.policy_id: _policy(row) for row in connection.execute(query)}
+
+
+def run_policies(connection: Connection, run_id: int) -> list[PolicyInfo]:
+    return sorted(_policies_by_id(connection, run_id).values(),
+                  key=lambda p: (p.namespace, p.name, p.kind))
+
+
+def run_errors(connection: Connection, run_id: int) -> list[ErrorInfo]:
+    query = (select(Source.name, ScanError.kind, ScanError.path, ScanError.line,
+                    ScanError.message)
+             .outerjoin(Source, Source.source_id == ScanError.source_id)
+             .where(ScanError.run_id == run_id).order_by(ScanError.error_id))
+    return [ErrorInfo(source=row.name, kind=row.kind, path=row.path, line=row.line,
+                      message=row.message) for row in connection.execute(query)]
+
+
+def iter_run_results(connection: Connection, run_id: int, *,
+                     statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
+    """A run's results ordered by policy, rule, namespace, kind, name, source, file."""
+    policies = _policies_by_id(connection, run_id)
+    query = (select(Result.policy_id, Check.rule, Check.declared_rule, Result.status,
+                    Result.message, Result.path, Result.action, Source.name.label("source"),
+                    Resource.api_version, Resource.kind, Resource.namespace,
+                    Resource.name, ResourceObservation.path.label("file"),
+                    ResourceObservation.document_index, ResourceObservation.item_index,
+                    ResourceObservation.line, ResourceObservation.commit_sha)
+             .join(Check, Check.check_id == Result.check_id)
+             .join(ResourceObservation,
+                   ResourceObservation.observation_id == Result.observation_id)
+             .join(Resource, Resource.resource_id == Result.resource_id)
+             .join(Source, Source.source_id == Resource.source_id)
+             .where(Result.run_id == run_id)
+             .order_by(Check.policy_namespace, Check.policy_name, Check.rule,
+                       Resource.namespace, Resource.kind, Resource.name, Source.name,
+                       ResourceObservation.path, ResourceObservation.observation_id))
+    wanted = [RuleStatus(s).value for s in statuses]
+    if wanted:
+        query = query.where(Result.status.in_(wanted))
+    stream = connection.execution_options(yield_per=STREAM_BATCH).execute(query)
+    for row in stream:
+        resource = ResourceRef(source=row.source, api_version=row.api_version, kind=row.kind,
+                               namespace=row.namespace, name=row.name)
+        yield ReportResult(
+            policy=policies[row.policy_id], rule=row.rule, declared_rule=row.declared_rule,
+            status=RuleStatus(row.status), message=row.message, path=row.path,
+            action=FailureAction(row.action), resource=resource, file=row.file,
+            document=row.document_index, item=row.item_index, line=row.line,
+            commit_sha=row.commit_sha)

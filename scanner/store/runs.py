@@ -1,0 +1,104 @@
+"""Run queries: listing, one run in detail, the latest run per source, the previous run."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, Row, func, select
+
+from scanner.errors import StoreError
+from scanner.store.models import Run, RunPolicy, RunSource, Source
+from scanner.store.records import COMPLETED_STATUSES, RunStatus, SourceType, Trigger
+from scanner.store.views import LatestSourceRun, RunDetail, RunInfo, RunSourceInfo, StatusCounts
+
+RUN_COLUMNS = (Run.run_id, Run.status, Run.trigger, Run.started_at, Run.finished_at,
+               Run.heartbeat_at, Run.scanner_version, Run.config_digest, Run.resource_count,
+               Run.pass_count, Run.fail_count, Run.warn_count, Run.error_count, Run.skip_count,
+               Run.error_record_count)
+SOURCE_COLUMNS = (Source.name, Source.type, RunSource.url, RunSource.ref, RunSource.commit_sha,
+                  RunSource.commit_at, RunSource.error)
+
+
+def run_info(row: Row) -> RunInfo:
+    return RunInfo(
+        run_id=row.run_id, status=RunStatus(row.status), trigger=Trigger(row.trigger),
+        started_at=row.started_at, finished_at=row.finished_at, heartbeat_at=row.heartbeat_at,
+        scanner_version=row.scanner_version, config_digest=row.config_digest,
+        resources=row.resource_count,
+        counts=StatusCounts(passed=row.pass_count, failed=row.fail_count,
+                            warned=row.warn_count, errored=row.error_count,
+                            skipped=row.skip_count),
+        error_records=row.error_record_count)
+
+
+def source_info(row: Row) -> RunSourceInfo:
+    return RunSourceInfo(name=row.name, type=SourceType(row.type), url=row.url, ref=row.ref,
+                         commit_sha=row.commit_sha, commit_at=row.commit_at, error=row.error)
+
+
+def list_runs(connection: Connection, *, limit: int | None = 20, source: str | None = None,
+              status: RunStatus | None = None) -> list[RunInfo]:
+    query = select(*RUN_COLUMNS).order_by(Run.run_id.desc()).limit(limit)
+    if source is not None:
+        query = query.where(Run.run_id.in_(
+            select(RunSource.run_id).join(Source, Source.source_id == RunSource.source_id)
+            .where(Source.name == source)))
+    if status is not None:
+        query = query.where(Run.status == status)
+    return [run_info(row) for row in connection.execute(query)]
+
+
+def find_run(connection: Connection, run_id: int) -> RunInfo | None:
+    row = connection.execute(select(*RUN_COLUMNS).where(Run.run_id == run_id)).first()
+    return run_info(row) if row is not None else None
+
+
+def get_run(connection: Connection, run_id: int) -> RunDetail:
+    run = find_run(connection, run_id)
+    if run is None:
+        latest = [r.run_id for r in list_runs(connection, limit=5)]
+        shown = ", ".join(map(str, latest)) if latest else "none yet"
+        raise StoreError(f"run {run_id} does not exist; the latest runs are: {shown}")
+    sources = connection.execute(
+        select(*SOURCE_COLUMNS).join(Source, Source.source_id == RunSource.source_id)
+        .where(RunSource.run_id == run_id).order_by(Source.name))
+    policies = connection.execute(
+        select(func.count()).select_from(RunPolicy).where(RunPolicy.run_id == run_id)
+    ).scalar_one()
+    return RunDetail(run=run, sources=tuple(source_info(row) for row in sources),
+                     policies=policies)
+
+
+def latest_run_id(connection: Connection, source: str | None = None) -> int | None:
+    """The latest completed run (of ``source`` when given)."""
+    query = select(func.max(Run.run_id)).where(Run.status.in_(COMPLETED_STATUSES))
+    if source is not None:
+        query = query.where(Run.run_id.in_(
+            select(RunSource.run_id).join(Source, Source.source_id == RunSource.source_id)
+            .where(Source.name == source)))
+    return connection.execute(query).scalar_one()
+
+
+def latest_per_source(connection: Connection) -> list[LatestSourceRun]:
+    """For every source, the latest completed run that included it."""
+    latest = (select(RunSource.source_id, func.max(RunSource.run_id).label("run_id"))
+              .join(Run, Run.run_id == RunSource.run_id)
+              .where(Run.status.in_(COMPLETED_STATUSES))
+              .group_by(RunSource.source_id).subquery())
+    query = (select(*SOURCE_COLUMNS, *RUN_COLUMNS)
+             .select_from(latest)
+             .join(RunSource, (RunSource.source_id == latest.c.source_id)
+                   & (RunSource.run_id == latest.c.run_id))
+             .join(Source, Source.source_id == RunSource.source_id)
+             .join(Run, Run.run_id == RunSource.run_id)
+             .order_by(Source.name))
+    return [LatestSourceRun(source=source_info(row), run=run_info(row))
+            for row in connection.execute(query)]
+
+
+def previous_run_id(connection: Connection, run_id: int) -> int | None:
+    """The latest completed run before ``run_id`` that scanned one of its sources."""
+    its_sources = select(RunSource.source_id).where(RunSource.run_id == run_id)
+    query = (select(func.max(Run.run_id))
+             .where(Run.run_id < run_id, Run.status.in_(COMPLETED_STATUSES),
+                    Run.run_id.in_(select(RunSource.run_id)
+                                   .where(RunSource.source_id.in_(its_sources)))))
+    return connection.execute(query).scalar_one()

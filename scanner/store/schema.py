@@ -1,0 +1,179 @@
+"""Schema revisions: locating the Alembic migrations, checking, upgrading, downgrading.
+
+No alembic.ini: the configuration is built here, so ``scanner db upgrade`` works from any
+installation. The migrations live in the top-level ``migrations/`` folder, reachable as
+``scanner/store/migrations`` (a link in the source tree, a copy in built wheels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from sqlalchemy import Connection, Engine, inspect
+from sqlalchemy.engine import URL
+
+from scanner.errors import StoreError
+from scanner.store.connect import describe
+from scanner.store.models import VERSION_TABLE
+
+_HERE = Path(__file__).resolve().parent
+
+
+def migrations_dir() -> Path:
+    """The Alembic script folder shipped with this installation."""
+    for candidate in (Path(__file__).parent / "migrations", _HERE.parents[1] / "migrations"):
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise StoreError("not supported: this installation has no migrations folder "
+                     "(scanner/store/migrations); reinstall scanner")
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise StoreError("not supported: the migrations folder has no revisions")
+    return head
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaState:
+    """Where a database stands: its revision (None when unversioned) and other tables."""
+
+    revision: str | None
+    head: str
+    tables: tuple[str, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return self.revision is None and not self.tables
+
+    @property
+    def is_foreign(self) -> bool:
+        return self.revision is None and bool(self.tables)
+
+
+def read_state(connection: Connection) -> SchemaState:
+    names = [t for t in inspect(connection).get_table_names() if not t.startswith("sqlite_")]
+    revision = None
+    if VERSION_TABLE in names:
+        context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+        revision = context.get_current_revision()
+    others = tuple(sorted(n for n in names if n != VERSION_TABLE))
+    return SchemaState(revision=revision, head=head_revision(), tables=others)
+
+
+def _known(revision: str) -> bool:
+    script = ScriptDirectory.from_config(alembic_config())
+    try:
+        return script.get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def refuse_foreign(url: URL, state: SchemaState) -> None:
+    if state.is_foreign:
+        shown = ", ".join(state.tables[:5]) + (", ..." if len(state.tables) > 5 else "")
+        raise StoreError(f"database {describe(url)} is not a scanner database (it has tables "
+                         f"{shown} and no {VERSION_TABLE} table); refusing to change it: point "
+                         "database.url at a new database or a scanner database")
+
+
+def ensure_schema(engine: Engine, url: URL, *, auto_upgrade: bool) -> None:
+    """Refuse unless the database is at head; upgrade an empty one when ``auto_upgrade``."""
+    state = current_state(engine)
+    refuse_foreign(url, state)
+    if state.revision == state.head:
+        return
+    if not state.is_empty:
+        raise StoreError(_revision_problem(url, state))
+    if not auto_upgrade:
+        raise StoreError(f"database {describe(url)} has no scanner schema yet: run "
+                         f"`scanner db upgrade --database {describe(url)}`")
+    with migration_connection(engine) as connection:
+        state = read_state(connection)  # another process may have upgraded it meanwhile
+        refuse_foreign(url, state)
+        if state.is_empty:
+            _migrate(connection, "upgrade", "head")
+        elif state.revision != state.head:
+            raise StoreError(_revision_problem(url, state))
+
+
+def _revision_problem(url: URL, state: SchemaState) -> str:
+    assert state.revision is not None
+    if _known(state.revision):
+        return (f"database {describe(url)} is at schema revision {state.revision}, this scanner "
+                f"needs {state.head}: run `scanner db upgrade --database {describe(url)}`")
+    return (f"database {describe(url)} is at schema revision {state.revision}, which this "
+            f"scanner does not know (it needs {state.head}); it was upgraded by a newer "
+            "scanner: upgrade scanner to use it")
+
+
+def current_state(engine: Engine) -> SchemaState:
+    with engine.connect() as connection:
+        return read_state(connection)
+
+
+def upgrade(engine: Engine, url: URL, revision: str = "head") -> SchemaState:
+    with migration_connection(engine) as connection:
+        state = read_state(connection)
+        refuse_foreign(url, state)
+        if state.revision is not None and not _known(state.revision):
+            raise StoreError(_revision_problem(url, state))
+        _migrate(connection, "upgrade", revision)
+    return current_state(engine)
+
+
+def downgrade(engine: Engine, url: URL, revision: str) -> SchemaState:
+    with migration_connection(engine) as connection:
+        state = read_state(connection)
+        refuse_foreign(url, state)
+        if state.revision is None:
+            raise StoreError(f"database {describe(url)} has no scanner schema to downgrade")
+        if not _known(state.revision):
+            raise StoreError(_revision_problem(url, state))
+        _migrate(connection, "downgrade", revision)
+    return current_state(engine)
+
+
+def _migrate(connection: Connection, direction: str, revision: str) -> None:
+    try:
+        getattr(command, direction)(alembic_config(connection), revision)
+    except CommandError as e:
+        raise StoreError(f"cannot {direction} to {revision!r}: {e}") from e
+
+
+@contextmanager
+def migration_connection(engine: Engine) -> Iterator[Connection]:
+    """A write transaction for migrations; on SQLite with foreign keys off.
+
+    SQLite batch migrations copy and drop tables; with foreign keys on, dropping a parent
+    table would cascade into its children. The pragma is honoured only outside a
+    transaction, so it goes straight to the driver before the transaction begins.
+    """
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as connection:
+        if sqlite:
+            connection.connection.driver_connection.execute("PRAGMA foreign_keys = OFF")
+            connection.execution_options(sqlite_begin="IMMEDIATE")
+        try:
+            with connection.begin():
+                yield connection
+        finally:
+            if sqlite:
+                connection.connection.driver_connection.execute("PRAGMA foreign_keys = ON")

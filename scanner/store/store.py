@@ -1,0 +1,208 @@
+"""The store: open a report database, write runs, query history. All SQL lives in store/.
+
+    store = Store("sqlite:///scanner.db")
+    with store.begin_run(RunStart(started_at=now)) as run:
+        run.add_source(SourceRecord(...)); run.add_policies([...])
+        run.add_results(results)          # any iterable; written in batches
+        run.finish()
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime, timedelta
+
+from sqlalchemy import Connection
+from sqlalchemy.engine import URL
+
+from scanner.engine.types import RuleStatus
+from scanner.store import diff, history, reporting, runs, schema, summary
+from scanner.store import prune as retention
+from scanner.store.connect import (
+    create_store_engine,
+    describe,
+    parse_url,
+    translate_errors,
+    write_connection,
+)
+from scanner.store.liveness import HOST, mark_interrupted, utc_now
+from scanner.store.locks import DatabaseLock, try_lock
+from scanner.store.records import RunStart, RunStatus
+from scanner.store.views import (
+    ErrorInfo,
+    FindingInfo,
+    LatestSourceRun,
+    PolicyInfo,
+    PruneResult,
+    ReportResult,
+    ResourceHistory,
+    ResourceRef,
+    RunDetail,
+    RunDiff,
+    RunInfo,
+    RunSummary,
+    TrendPoint,
+)
+from scanner.store.writer import DEFAULT_BATCH, RunWriter, create_run
+
+
+class Store:
+    """A report database at the schema head.
+
+    ``auto_upgrade`` (default: on for SQLite) creates the schema in an empty database.
+    A ``running`` run whose owner died (or whose heartbeat is older than ``stale_after``)
+    is marked ``interrupted`` when the store opens and before each new run.
+    """
+
+    def __init__(self, url: str | URL, *, auto_upgrade: bool | None = None,
+                 check_schema: bool = True, heartbeat_interval: float = 15.0,
+                 stale_after: timedelta = timedelta(minutes=2),
+                 batch_size: int = DEFAULT_BATCH) -> None:
+        self.url = parse_url(url)
+        self.engine = create_store_engine(self.url)
+        self.heartbeat_interval = heartbeat_interval
+        self.stale_after = stale_after
+        self.batch_size = batch_size
+        if check_schema:
+            if auto_upgrade is None:
+                auto_upgrade = self.url.get_backend_name() == "sqlite"
+            with self._errors("open"):
+                schema.ensure_schema(self.engine, self.url, auto_upgrade=auto_upgrade)
+                self.mark_interrupted()
+
+    def __repr__(self) -> str:
+        return f"Store({self.describe()!r})"
+
+    def describe(self) -> str:
+        """The database URL with its password redacted."""
+        return describe(self.url)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _errors(self, doing: str) -> AbstractContextManager[None]:
+        return translate_errors(self.url, doing)
+
+    @contextmanager
+    def _read(self, doing: str) -> Iterator[Connection]:
+        with translate_errors(self.url, doing), self.engine.connect() as connection:
+            yield connection
+
+    # -- schema ----------------------------------------------------------------------------
+    def schema_state(self) -> schema.SchemaState:
+        with self._errors("read the schema revision"):
+            return schema.current_state(self.engine)
+
+    def upgrade(self, revision: str = "head") -> schema.SchemaState:
+        with self._errors(f"upgrade to {revision}"):
+            return schema.upgrade(self.engine, self.url, revision)
+
+    def downgrade(self, revision: str) -> schema.SchemaState:
+        with self._errors(f"downgrade to {revision}"):
+            return schema.downgrade(self.engine, self.url, revision)
+
+    # -- writing ---------------------------------------------------------------------------
+    def mark_interrupted(self) -> list[int]:
+        """Mark ``running`` runs whose writer is gone as ``interrupted``; return their ids."""
+        with self._errors("mark interrupted runs"):
+            return mark_interrupted(self.engine, self.stale_after)
+
+    def begin_run(self, start: RunStart) -> RunWriter:
+        self.mark_interrupted()
+        now = utc_now()
+        run_id = create_run(self.engine, self.url, {
+            "status": RunStatus.RUNNING, "trigger": start.trigger,
+            "started_at": start.started_at, "heartbeat_at": now,
+            "scanner_version": start.scanner_version, "config_digest": start.config_digest,
+            "owner_host": HOST, "owner_pid": os.getpid()})
+        return RunWriter(self.engine, self.url, run_id, batch_size=self.batch_size,
+                         heartbeat_interval=self.heartbeat_interval)
+
+    def try_lock(self, name: str, ttl: timedelta = timedelta(minutes=2)) -> DatabaseLock | None:
+        """Take the named lock (e.g. one per scheduled scan); None while another holds it."""
+        with self._errors(f"take lock {name!r}"):
+            return try_lock(self.engine, name, ttl)
+
+    def prune(self, keep_days: int, *, now: datetime | None = None) -> PruneResult:
+        with self._errors("prune"), write_connection(self.engine) as connection:
+            return retention.prune(connection, keep_days, now or utc_now())
+
+    # -- runs ------------------------------------------------------------------------------
+    def list_runs(self, *, limit: int | None = 20, source: str | None = None,
+                  status: RunStatus | None = None) -> list[RunInfo]:
+        with self._read("list runs") as c:
+            return runs.list_runs(c, limit=limit, source=source, status=status)
+
+    def find_run(self, run_id: int) -> RunInfo | None:
+        with self._read(f"read run {run_id}") as c:
+            return runs.find_run(c, run_id)
+
+    def get_run(self, run_id: int) -> RunDetail:
+        """The run with its sources; a ``StoreError`` listing the latest runs if unknown."""
+        with self._read(f"read run {run_id}") as c:
+            return runs.get_run(c, run_id)
+
+    def latest_run_id(self, source: str | None = None) -> int | None:
+        with self._read("find the latest run") as c:
+            return runs.latest_run_id(c, source)
+
+    def latest_per_source(self) -> list[LatestSourceRun]:
+        with self._read("find the latest run per source") as c:
+            return runs.latest_per_source(c)
+
+    def previous_run_id(self, run_id: int) -> int | None:
+        with self._read(f"find the run before {run_id}") as c:
+            return runs.previous_run_id(c, run_id)
+
+    # -- counts, diffs, history ------------------------------------------------------------
+    def summarize_run(self, run_id: int) -> RunSummary:
+        with self._read(f"summarize run {run_id}") as c:
+            return summary.summarize_run(c, run_id)
+
+    def trend(self, *, since: datetime, until: datetime | None = None,
+              group_by: summary.TrendGroup = None, bucket: summary.TrendBucket = "run",
+              sources: Iterable[str] = ()) -> list[TrendPoint]:
+        with self._read("read the trend") as c:
+            return summary.trend(c, since=since, until=until, group_by=group_by,
+                                 bucket=bucket, sources=sources)
+
+    def diff_runs(self, base_run_id: int, head_run_id: int, *, limit: int | None = None,
+                  include_still_failing: bool = False) -> RunDiff:
+        with self._read(f"compare runs {base_run_id} and {head_run_id}") as c:
+            return diff.diff_runs(c, base_run_id, head_run_id, limit=limit,
+                                  include_still_failing=include_still_failing)
+
+    def resource_history(self, resource: ResourceRef, *,
+                         limit: int | None = 50) -> ResourceHistory | None:
+        with self._read("read a resource's history") as c:
+            return history.resource_history(c, resource, limit=limit)
+
+    def list_findings(self, *, state: history.FindingState = "all", source: str | None = None,
+                      resource: ResourceRef | None = None, policy: str | None = None,
+                      limit: int | None = None) -> list[FindingInfo]:
+        with self._read("list findings") as c:
+            return history.list_findings(c, state=state, source=source, resource=resource,
+                                         policy=policy, limit=limit)
+
+    # -- report data -----------------------------------------------------------------------
+    def run_policies(self, run_id: int) -> list[PolicyInfo]:
+        with self._read(f"read the policies of run {run_id}") as c:
+            return reporting.run_policies(c, run_id)
+
+    def run_errors(self, run_id: int) -> list[ErrorInfo]:
+        with self._read(f"read the errors of run {run_id}") as c:
+            return reporting.run_errors(c, run_id)
+
+    def iter_run_results(self, run_id: int, *,
+                         statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
+        """Stream a run's results (constant memory) in a stable order."""
+        with self._read(f"read the results of run {run_id}") as c:
+            yield from reporting.iter_run_results(c, run_id, statuses=statuses)

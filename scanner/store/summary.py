@@ -1,0 +1,89 @@
+"""Counting queries read from ``run_tallies``: a run's summary, and trend series."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import Connection, func, select
+
+from scanner.store.models import Check, Policy, Run, RunTally, Source
+from scanner.store.records import COMPLETED_STATUSES
+from scanner.store.views import GroupCount, RunSummary, StatusCounts, TrendPoint
+
+TrendGroup = Literal["policy", "severity", "source"] | None
+TrendBucket = Literal["run", "day"]
+CLUSTER_SCOPE = ""  # the namespace key of cluster-scoped resources
+
+
+def _ref(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _groups(counts: dict[tuple[str, ...], dict[str, int]]) -> tuple[GroupCount, ...]:
+    return tuple(GroupCount(key=key, counts=StatusCounts.from_mapping(value))
+                 for key, value in sorted(counts.items()))
+
+
+def summarize_run(connection: Connection, run_id: int) -> RunSummary:
+    """A run's counts by status, policy, rule, namespace, severity and source."""
+    query = (select(Check.policy_namespace, Check.policy_name, Check.rule, RunTally.namespace,
+                    Policy.severity, Source.name, RunTally.status, RunTally.count)
+             .join(Check, Check.check_id == RunTally.check_id)
+             .join(Policy, Policy.policy_id == RunTally.policy_id)
+             .join(Source, Source.source_id == RunTally.source_id)
+             .where(RunTally.run_id == run_id))
+    dims: dict[str, dict[tuple[str, ...], dict[str, int]]] = {
+        d: defaultdict(lambda: defaultdict(int))
+        for d in ("status", "policy", "rule", "namespace", "severity", "source")}
+    for ns, name, rule, namespace, severity, source, status, count in connection.execute(query):
+        policy = _ref(ns, name)
+        for dim, key in (("status", ()), ("policy", (policy,)), ("rule", (policy, rule)),
+                         ("namespace", (namespace,)), ("severity", (severity,)),
+                         ("source", (source,))):
+            dims[dim][key][status] += count
+    return RunSummary(
+        run_id=run_id, by_status=StatusCounts.from_mapping(dims["status"].get((), {})),
+        by_policy=_groups(dims["policy"]), by_rule=_groups(dims["rule"]),
+        by_namespace=_groups(dims["namespace"]), by_severity=_groups(dims["severity"]),
+        by_source=_groups(dims["source"]))
+
+
+def trend(connection: Connection, *, since: datetime, until: datetime | None = None,
+          group_by: TrendGroup = None, bucket: TrendBucket = "run",
+          sources: Iterable[str] = ()) -> list[TrendPoint]:
+    """Counts per run (or per UTC day) of completed runs started in [since, until)."""
+    keys = {None: (), "policy": (Policy.namespace, Policy.name), "severity": (Policy.severity,),
+            "source": (Source.name,)}[group_by]
+    query = (select(Run.run_id, Run.started_at, RunTally.status,
+                    func.sum(RunTally.count).label("n"), *keys)
+             .join(Run, Run.run_id == RunTally.run_id)
+             .where(Run.status.in_(COMPLETED_STATUSES), Run.started_at >= since)
+             .group_by(Run.run_id, Run.started_at, RunTally.status, *keys))
+    if group_by in ("policy", "severity"):
+        query = query.join(Policy, Policy.policy_id == RunTally.policy_id)
+    wanted = list(sources)
+    if group_by == "source" or wanted:
+        query = query.join(Source, Source.source_id == RunTally.source_id)
+    if wanted:
+        query = query.where(Source.name.in_(wanted))
+    if until is not None:
+        query = query.where(Run.started_at < until)
+    points: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    starts: dict[tuple[str, str], datetime] = {}
+    runs: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for row in connection.execute(query):
+        key = _ref(*row[4:]) if group_by == "policy" else "".join(row[4:])
+        label = str(row.run_id) if bucket == "run" else row.started_at.date().isoformat()
+        start = row.started_at if bucket == "run" else row.started_at.replace(
+            hour=0, minute=0, second=0, microsecond=0)
+        points[(label, key)][row.status] += int(row.n)
+        starts[(label, key)] = min(start, starts.get((label, key), start))
+        runs[(label, key)].add(row.run_id)
+    return sorted((TrendPoint(bucket=label, started_at=starts[(label, key)], key=key,
+                              counts=StatusCounts.from_mapping(counts),
+                              runs=tuple(sorted(runs[(label, key)])))
+                   for (label, key), counts in points.items()),
+                  key=lambda p: (p.started_at, p.bucket, p.key))

@@ -1,0 +1,325 @@
+"""Writing one run: sources, policies, resources, results streamed in batches, errors.
+
+Rows are committed batch by batch (short transactions, so concurrent writers interleave),
+but readers only see runs whose status is completed; ``finish`` tallies the run, updates
+the finding lifecycles and flips the status in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from itertools import islice
+from types import TracebackType
+from typing import Any
+
+from sqlalchemy import Connection, Engine, select, update
+from sqlalchemy.engine import URL
+
+from scanner.errors import StoreError
+from scanner.store import bulk
+from scanner.store.connect import translate_errors, write_connection
+from scanner.store.finish import finish_run
+from scanner.store.liveness import run_heartbeat, utc_now
+from scanner.store.models import (
+    Check,
+    Policy,
+    Resource,
+    Run,
+    RunPolicy,
+    RunSource,
+    ScanError,
+    Source,
+)
+from scanner.store.records import (
+    ErrorRecord,
+    PolicyRecord,
+    ResourceRecord,
+    ResultRecord,
+    RunStatus,
+    SourceRecord,
+)
+
+DEFAULT_BATCH = 10_000
+
+
+class RunWriter:
+    """Writes one run; use as a context manager and end it with ``finish``.
+
+    Leaving the ``with`` block by an exception ends the run ``failed`` (``interrupted`` for
+    KeyboardInterrupt/SystemExit); leaving it normally without ``finish`` finishes it with
+    the status its sources imply.
+    """
+
+    def __init__(self, engine: Engine, url: URL, run_id: int, *, batch_size: int,
+                 heartbeat_interval: float) -> None:
+        self.run_id = run_id
+        self._engine = engine
+        self._url = url
+        self._batch_size = batch_size
+        self._sources: dict[str, int] = {}
+        self._source_errors: dict[str, bool] = {}
+        self._policies: dict[str, tuple[int, PolicyRecord]] = {}
+        self._checks: dict[tuple[str, str], int] = {}
+        self._resources: dict[tuple[str, str, str, str, str], int] = {}
+        self._observations: dict[ResourceRecord, tuple[int, int]] = {}
+        self._loaded_sources: set[str] = set()
+        self._marks: dict[str, int] = {}
+        self._last: tuple[ResourceRecord | None, int, int] = (None, 0, 0)
+        self._status: RunStatus | None = None
+        self._beater = run_heartbeat(engine, run_id, heartbeat_interval)
+
+    @property
+    def status(self) -> RunStatus:
+        return self._status or RunStatus.RUNNING
+
+    @contextmanager
+    def _write(self, doing: str) -> Iterator[Connection]:
+        self._check_open()
+        with translate_errors(self._url, f"run {self.run_id}: {doing}"), \
+                write_connection(self._engine) as connection:
+            yield connection
+
+    def _check_open(self) -> None:
+        if self._status is not None:
+            raise StoreError(f"run {self.run_id} already ended ({self._status})")
+
+    def add_source(self, record: SourceRecord) -> None:
+        """Record what the run saw of a source; calling again updates it (commit, error)."""
+        values = {"url": record.url, "ref": record.ref, "commit_sha": record.commit_sha,
+                  "commit_at": record.commit_at, "error": record.error}
+        with self._write(f"add source {record.name!r}") as connection:
+            ids = bulk.ensure_ids(connection, Source, Source.source_id, [Source.name],
+                                  {(record.name,): {"name": record.name, "type": record.type}})
+            source_id = ids[(record.name,)]
+            connection.execute(update(Source).where(Source.source_id == source_id)
+                               .values(type=record.type))
+            if record.name in self._sources:
+                connection.execute(update(RunSource).where(
+                    RunSource.run_id == self.run_id, RunSource.source_id == source_id)
+                    .values(**values))
+            else:
+                bulk.insert_ignore(connection, RunSource, [
+                    {"run_id": self.run_id, "source_id": source_id, **values}])
+        self._sources[record.name] = source_id
+        self._source_errors[record.name] = bool(record.error)
+
+    def add_policies(self, records: Iterable[PolicyRecord]) -> None:
+        """Record the policies evaluated by the run (one version per ``ref``)."""
+        wanted: dict[tuple[Any, ...], dict[str, Any]] = {}
+        refs: dict[str, PolicyRecord] = {}
+        for record in records:
+            known = self._policies.get(record.ref) or (None, refs.get(record.ref))
+            if known[1] is not None and known[1] != record:
+                raise StoreError(f"run {self.run_id}: two different policies named "
+                                 f"{record.ref!r} ({known[1].kind}, {record.kind})")
+            refs[record.ref] = record
+            wanted[(record.kind, record.namespace, record.name, record.digest)] = {
+                "kind": record.kind, "namespace": record.namespace, "name": record.name,
+                "digest": record.digest, "title": record.title, "category": record.category,
+                "severity": record.severity, "description": record.description,
+                "failure_action": record.failure_action, "scored": record.scored}
+        new = {ref: r for ref, r in refs.items() if ref not in self._policies}
+        if not new:
+            return
+        with self._write("add policies") as connection:
+            ids = bulk.ensure_ids(
+                connection, Policy, Policy.policy_id,
+                [Policy.kind, Policy.namespace, Policy.name, Policy.digest], wanted)
+            for ref, record in new.items():
+                key = (record.kind, record.namespace, record.name, record.digest)
+                self._policies[ref] = (ids[key], record)
+            bulk.insert_ignore(connection, RunPolicy, [
+                {"run_id": self.run_id, "policy_id": self._policies[ref][0]} for ref in new])
+
+    def add_resources(self, records: Iterable[ResourceRecord]) -> None:
+        """Record resources seen by the run, including those no rule matched."""
+        iterator = iter(records)
+        while batch := list(islice(iterator, self._batch_size)):
+            with self._write("add resources") as connection:
+                self._observe(connection, batch)
+
+    def add_results(self, records: Iterable[ResultRecord]) -> int:
+        """Stream results in batches (constant memory); returns how many were written."""
+        written = 0
+        iterator = iter(records)
+        while batch := list(islice(iterator, self._batch_size)):
+            with self._write("add results") as connection:
+                self._observe(connection, [r.resource for r in batch])
+                self._ensure_checks(connection, batch)
+                rows = [self._row(result) for result in batch]
+                bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, rows)
+            written += len(rows)
+        return written
+
+    def add_errors(self, records: Iterable[ErrorRecord]) -> None:
+        rows = []
+        for record in records:
+            source_id = None
+            if record.source is not None:
+                source_id = self._source_id(record.source, "an error")
+            rows.append({"run_id": self.run_id, "source_id": source_id, "kind": record.kind,
+                         "path": record.path, "line": record.line, "message": record.message})
+        if rows:
+            with self._write("add errors") as connection:
+                for part in bulk.chunks(rows):
+                    connection.execute(ScanError.__table__.insert(), list(part))
+
+    def finish(self, status: RunStatus | None = None) -> RunStatus:
+        """Tally the run, update findings and make it visible; returns the final status."""
+        self._check_open()
+        if status is None:
+            errors = list(self._source_errors.values())
+            status = RunStatus.SUCCEEDED
+            if errors and all(errors):
+                status = RunStatus.FAILED
+            elif any(errors):
+                status = RunStatus.PARTIAL
+        if status == RunStatus.RUNNING:
+            raise StoreError(f"run {self.run_id}: cannot finish with status running")
+        self._beater.stop()
+        with self._write(f"finish ({status})") as connection:
+            finish_run(connection, self.run_id, RunStatus(status))
+        self._status = RunStatus(status)
+        return self._status
+
+    def _source_id(self, name: str, what: str) -> int:
+        try:
+            return self._sources[name]
+        except KeyError:
+            raise StoreError(f"run {self.run_id}: {what} names source {name!r}, which was not "
+                             "added with add_source") from None
+
+    def _observe(self, connection: Connection, resources: list[ResourceRecord]) -> None:
+        candidates = []
+        previous = None
+        for record in resources:  # results of one resource arrive together: hash it once
+            if record is not previous:
+                previous = record
+                if record not in self._observations:
+                    candidates.append(record)
+        new = list(dict.fromkeys(candidates))
+        if not new:
+            return
+        self._resolve_resources(connection, new)
+        ids = bulk.allocate_ids(connection, "resource_observations", "observation_id",
+                                len(new))
+        rows = []
+        for record, observation_id in zip(new, ids, strict=True):
+            resource_id = self._resources[record.identity]
+            rows.append((observation_id, self.run_id, resource_id, record.path,
+                         record.document, record.item, record.line, record.commit_sha))
+            self._observations[record] = (observation_id, resource_id)
+        bulk.copy_rows(connection, "resource_observations", bulk.OBSERVATION_COLUMNS, rows)
+
+    def _resolve_resources(self, connection: Connection, records: list[ResourceRecord]) -> None:
+        """Fill the identity -> resource_id cache: known rows per source, then inserts."""
+        for name in {r.source for r in records} - self._loaded_sources:
+            source_id = self._source_id(name, "a resource")
+            query = (select(Resource.resource_id, Resource.api_version, Resource.kind,
+                            Resource.namespace, Resource.name)
+                     .where(Resource.source_id == source_id))
+            self._load(name, connection.execute(query))
+            self._loaded_sources.add(name)
+        missing = {}
+        for record in records:
+            if record.identity not in self._resources:
+                source_id = self._sources[record.source]
+                missing[(source_id, *record.identity[1:])] = {
+                    "source_id": source_id, "api_version": record.api_version,
+                    "kind": record.kind, "namespace": record.namespace, "name": record.name}
+        if not missing:
+            return
+        bulk.insert_ignore(connection, Resource, list(missing.values()))
+        names = {source_id: name for name, source_id in self._sources.items()}
+        for source_id in {key[0] for key in missing}:
+            name = names[source_id]
+            query = (select(Resource.resource_id, Resource.api_version, Resource.kind,
+                            Resource.namespace, Resource.name)
+                     .where(Resource.source_id == source_id,
+                            Resource.resource_id > self._marks.get(name, 0)))
+            self._load(name, connection.execute(query))
+        raced = [key for key in missing if (names[key[0]], *key[1:]) not in self._resources]
+        if raced:  # inserted by a concurrent writer that committed out of id order
+            columns = [Resource.source_id, Resource.api_version, Resource.kind,
+                       Resource.namespace, Resource.name]
+            ids = bulk.select_ids(connection, Resource.resource_id, columns, raced)
+            for (source_id, *rest), resource_id in ids.items():
+                self._resources[(names[source_id], *rest)] = resource_id  # type: ignore[index]
+
+    def _load(self, source: str, rows: Iterable[Any]) -> None:
+        mark = self._marks.get(source, 0)
+        for resource_id, *identity in rows:
+            self._resources[(source, *identity)] = resource_id  # type: ignore[index]
+            mark = max(mark, resource_id)
+        self._marks[source] = mark
+
+    def _ensure_checks(self, connection: Connection, batch: list[ResultRecord]) -> None:
+        wanted: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for result in batch:
+            if (result.policy, result.rule) in self._checks:
+                continue
+            policy = self._policy(result.policy)
+            wanted[(policy.kind, policy.namespace, policy.name, result.rule)] = {
+                "policy_kind": policy.kind, "policy_namespace": policy.namespace,
+                "policy_name": policy.name, "rule": result.rule,
+                "declared_rule": result.declared_rule or result.rule}
+        if not wanted:
+            return
+        ids = bulk.ensure_ids(connection, Check, Check.check_id,
+                              [Check.policy_kind, Check.policy_namespace, Check.policy_name,
+                               Check.rule], wanted)
+        for result in batch:
+            policy = self._policy(result.policy)
+            key = (policy.kind, policy.namespace, policy.name, result.rule)
+            if key in ids:
+                self._checks[(result.policy, result.rule)] = ids[key]
+
+    def _policy(self, ref: str) -> PolicyRecord:
+        try:
+            return self._policies[ref][1]
+        except KeyError:
+            raise StoreError(f"run {self.run_id}: a result names policy {ref!r}, which was "
+                             "not added with add_policies") from None
+
+    def _row(self, result: ResultRecord) -> tuple[Any, ...]:
+        # Results of one resource usually arrive together: skip hashing the record again.
+        last, observation_id, resource_id = self._last
+        if result.resource is not last:
+            observation_id, resource_id = self._observations[result.resource]
+            self._last = (result.resource, observation_id, resource_id)
+        return (observation_id, self._checks[(result.policy, result.rule)], self.run_id,
+                resource_id, self._policies[result.policy][0], str(result.status),
+                str(result.action), result.message, result.path)
+
+    def abort(self, status: RunStatus = RunStatus.FAILED) -> None:
+        """End the run without making its results count (``failed`` or ``interrupted``)."""
+        if self._status is not None:
+            return
+        self._beater.stop()
+        with self._write(f"mark {status}") as connection:
+            connection.execute(update(Run).where(Run.run_id == self.run_id)
+                               .values(status=status, finished_at=utc_now()))
+        self._status = status
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._status is not None:
+            return
+        if exc_type is None:
+            self.finish()
+        elif issubclass(exc_type, KeyboardInterrupt | SystemExit | GeneratorExit):
+            self.abort(RunStatus.INTERRUPTED)
+        else:
+            self.abort(RunStatus.FAILED)
+
+
+def create_run(engine: Engine, url: URL, values: dict[str, Any]) -> int:
+    with translate_errors(url, "begin run"), write_connection(engine) as connection:
+        return connection.execute(Run.__table__.insert().values(**values)
+                                  .returning(Run.run_id)).scalar_one()
+
+

@@ -1,0 +1,84 @@
+"""One store suite for every backend: SQLite in tmp_path and the PostgreSQL server named by
+SCANNER_TEST_POSTGRES_URL, each test in its own schema built by the migrations."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from scanner.store import Store
+
+POSTGRES_ENV = "SCANNER_TEST_POSTGRES_URL"
+POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")
+DESELECT_REASON = f"{POSTGRES_ENV} is not set: PostgreSQL store tests deselected"
+
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
+
+T0 = datetime(2024, 3, 1, 2, 0, tzinfo=UTC)
+
+
+def day(n: int, hours: int = 0) -> datetime:
+    return T0 + timedelta(days=n, hours=hours)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if POSTGRES_URL:
+        return
+    deselected = [item for item in items if item.get_closest_marker("postgres")]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if not item.get_closest_marker("postgres")]
+        config.stash[_DESELECTED] = len(deselected)
+
+
+_DESELECTED = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    count = terminalreporter.config.stash.get(_DESELECTED, 0)
+    if count:
+        terminalreporter.write_line(f"{count} tests: {DESELECT_REASON}")
+
+
+def with_search_path(url: str, schema: str) -> str:
+    separator = "&" if "?" in url else "?"
+    return f"{url}{separator}options={quote(f'-csearch_path={schema}')}"
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: object) -> Iterator[str]:
+    """An empty database: an SQLite file, or a fresh PostgreSQL schema dropped afterwards."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/scanner.db"
+        return
+    schema = f"scanner_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(POSTGRES_URL)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield with_search_path(POSTGRES_URL, schema)
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    """A store at the schema head (built by the migrations)."""
+    Store(database_url, check_schema=False).upgrade()
+    opened = Store(database_url, heartbeat_interval=0.2, stale_after=timedelta(seconds=30),
+                   batch_size=7)
+    try:
+        yield opened
+    finally:
+        opened.close()

@@ -1,0 +1,73 @@
+"""`scanner db` and `scanner runs` through the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scanner.cli import main
+from scanner.engine.types import RuleStatus
+from scanner.store import Store
+from tests.store.conftest import day
+from tests.store.scan_helpers import pod, scan
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_commands_db_upgrade_current_downgrade(database_url: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    shown = Store(database_url, check_schema=False).describe()
+    assert _run(capsys, "db", "current", "--database", database_url)[1] == (
+        f"{shown}: revision none, head 0002: empty: run `scanner db upgrade`\n")
+    assert _run(capsys, "db", "upgrade", "0001", "--database", database_url)[1] == (
+        f"{shown}: at revision 0001 (head 0002)\n")
+    code, _, err = _run(capsys, "runs", "list", "--database", database_url)
+    assert code == 2 and "run `scanner db upgrade" in err
+    assert _run(capsys, "db", "upgrade", "--database", database_url)[1] == (
+        f"{shown}: at revision 0002 (head 0002)\n")
+    assert "up to date" in _run(capsys, "db", "current", "--database", database_url)[1]
+    assert _run(capsys, "db", "downgrade", "base", "--database", database_url)[1] == (
+        f"{shown}: at revision base (head 0002)\n")
+
+
+def test_commands_runs_list_and_show(store: Store, database_url: str,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    first = scan(store, day(0), {pod("web"): {("require-labels", "check"): RuleStatus.FAIL}})
+    second = scan(store, day(1), {pod("web"): {("require-labels", "check"): RuleStatus.PASS}})
+    code, out, _ = _run(capsys, "runs", "list", "--database", database_url)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split()[:3] == ["RUN", "STARTED", "(UTC)"]
+    assert [line.split()[0] for line in lines[1:]] == [str(second), str(first)]
+    code, out, _ = _run(capsys, "runs", "list", "--output", "json", "--database", database_url)
+    listed = json.loads(out)
+    assert [(r["run_id"], r["status"], r["counts"]["fail"]) for r in listed] == [
+        (second, "succeeded", 0), (first, "succeeded", 1)]
+    code, out, _ = _run(capsys, "runs", "show", str(first), "--database", database_url)
+    assert code == 0 and out.startswith(f"run {first}: succeeded (cli)\n")
+    assert "repo (git) https://git.example/repo.git commit c0ffee: ok" in out
+    code, out, _ = _run(capsys, "runs", "show", "latest", "--output", "json",
+                        "--database", database_url)
+    shown = json.loads(out)
+    assert (shown["run_id"], shown["by_source"]["repo"]["pass"]) == (second, 1)
+    code, _, err = _run(capsys, "runs", "show", "42", "--database", database_url)
+    assert code == 2 and f"run 42 does not exist; the latest runs are: {second}, {first}" in err
+
+
+def test_commands_db_prune(store: Store, database_url: str,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    scan(store, day(0), {pod("web"): {("require-labels", "check"): RuleStatus.FAIL}})
+    code, out, _ = _run(capsys, "db", "prune", "--keep-days", "1", "--database", database_url)
+    assert code == 0 and "deleted 1 runs started before" in out
+    assert store.list_runs() == []
+
+
+def test_commands_need_a_database(capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCANNER_DATABASE_URL", raising=False)
+    code, _, err = _run(capsys, "runs", "list")
+    assert code == 2 and "no database given: pass --database URL" in err

@@ -1,0 +1,119 @@
+"""Schema: migrations build and remove it, agree with the models, and guard the database."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine, inspect, text
+
+from scanner.errors import StoreError
+from scanner.store import Store
+from scanner.store.models import VERSION_TABLE, Base
+from scanner.store.schema import head_revision
+
+
+def test_schema_upgrade_base_to_head_and_back(database_url: str) -> None:
+    store = Store(database_url, check_schema=False)
+    with store:
+        assert store.schema_state().revision is None
+        assert store.upgrade("0001").revision == "0001"
+        assert store.upgrade().revision == head_revision()
+        assert set(store.schema_state().tables) == set(Base.metadata.tables)
+        state = store.downgrade("base")
+        assert (state.revision, state.tables) == (None, ())
+        assert store.upgrade().revision == head_revision()
+
+
+def test_schema_models_match_migrations(database_url: str) -> None:
+    store = Store(database_url, check_schema=False)
+    with store:
+        store.upgrade()
+        with store.engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={
+                "version_table": VERSION_TABLE, "compare_type": True,
+                "compare_server_default": True})
+            assert compare_metadata(context, Base.metadata) == []
+
+
+def test_schema_empty_sqlite_file_is_upgraded_on_open(tmp_path: object) -> None:
+    with Store(f"sqlite:///{tmp_path}/new.db") as store:
+        assert store.schema_state().revision == head_revision()
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+@pytest.mark.postgres
+def test_schema_empty_postgres_asks_for_upgrade(database_url: str) -> None:
+    with pytest.raises(StoreError, match=r"no scanner schema yet: run `scanner db upgrade"):
+        Store(database_url)
+
+
+def test_schema_foreign_database_is_refused(database_url: str) -> None:
+    engine = create_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE customers (id INTEGER PRIMARY KEY)"))
+    engine.dispose()
+    with pytest.raises(StoreError, match=r"is not a scanner database \(it has tables "
+                                         r"customers and no scanner_schema_version"):
+        Store(database_url)
+    with pytest.raises(StoreError, match="refusing to change it"):
+        Store(database_url, check_schema=False).upgrade()
+    engine = create_engine(database_url)
+    assert inspect(engine).get_table_names() == ["customers"]
+    engine.dispose()
+
+
+def test_schema_older_revision_is_refused(database_url: str) -> None:
+    Store(database_url, check_schema=False).upgrade("0001")
+    with pytest.raises(StoreError, match=r"at schema revision 0001, this scanner needs "
+                                         r"0002: run `scanner db upgrade"):
+        Store(database_url)
+
+
+def test_schema_newer_revision_is_refused(database_url: str) -> None:
+    store = Store(database_url, check_schema=False)
+    store.upgrade()
+    with store.engine.begin() as connection:
+        connection.execute(text(f"UPDATE {VERSION_TABLE} SET version_num = '0099'"))
+    with pytest.raises(StoreError, match=r"revision 0099, which this scanner does not know.*"
+                                         r"upgrade scanner"):
+        Store(database_url)
+    with pytest.raises(StoreError, match="does not know"):
+        store.upgrade()
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    pytest.param("postgresql+psycopg://bob:s3cret@127.0.0.1:1/scanner",
+                 r"database postgresql\+psycopg://bob:\*\*\*@127\.0\.0\.1:1/scanner: open "
+                 r"failed: .*check that the server is running", id="unreachable-server-redacted"),
+    pytest.param("sqlite:////nonexistent-folder/sub/scanner.db",
+                 r"database sqlite:////nonexistent-folder/sub/scanner\.db: open failed: "
+                 r"unable to open database file; check that the folder exists",
+                 id="missing-sqlite-folder"),
+    pytest.param("mysql://root@localhost/db", r"not supported: backend 'mysql'",
+                 id="unsupported-backend"),
+    pytest.param("sqlite://", r"not supported: in-memory SQLite", id="in-memory-sqlite"),
+    pytest.param("::not a url::", r"invalid database URL", id="not-a-url"),
+])
+def test_schema_open_errors_name_the_database_and_the_remedy(url: str, expected: str) -> None:
+    with pytest.raises(StoreError, match=expected) as caught:
+        Store(url)
+    assert "s3cret" not in str(caught.value)
+
+
+@pytest.mark.postgres
+def test_schema_wrong_credentials_are_named(postgres_url_with_bad_password: str) -> None:
+    with pytest.raises(StoreError, match=r"\*\*\*") as caught:
+        Store(postgres_url_with_bad_password)
+    assert "wrong-password" not in str(caught.value)
+
+
+@pytest.fixture
+def postgres_url_with_bad_password() -> str:
+    from sqlalchemy.engine import make_url
+
+    from tests.store.conftest import POSTGRES_URL
+
+    base = make_url(POSTGRES_URL)
+    return base.set(username="scanner_no_such_user", password="wrong-password").render_as_string(
+        hide_password=False)
