@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "test": "scanner.commands.test:test",
     "apply": "scanner.commands.apply:apply",
     "scan": "scanner.commands.scan:scan",
+    "schedule": "scanner.commands.schedule:schedule",
     "db": "scanner.commands.db:db",
     "runs": "scanner.commands.runs:runs",
     "jp": "scanner.commands.jp:jp",

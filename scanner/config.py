@@ -271,8 +271,9 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         e = r.mapping(entry, ["schedule", i], {"cron", "timezone"})
         cron = r.string(e.get("cron"), ["schedule", i, "cron"], required=True)
         assert cron is not None
-        if len(cron.split()) != 5:
-            raise r.fail(["schedule", i, "cron"], f"must be a 5-field cron expression, not {cron!r}")
+        if len(cron.split()) not in (5, 6):
+            raise r.fail(["schedule", i, "cron"],
+                         f"must be a 5-field cron expression (or 6 fields, seconds first), not {cron!r}")
         schedule.append(ScheduleEntry(cron, r.string(e.get("timezone"), ["schedule", i, "timezone"]) or "UTC"))
 
     sc = r.mapping(top.get("scan"), ["scan"], {"jobs", "fail_on", "cache_dir", "misfire_grace_seconds"})

@@ -170,6 +170,28 @@ def resource_record(resource: Resource) -> records.ResourceRecord:
 _WORKER: dict[str, Any] = {}
 
 
+@dataclass(frozen=True, slots=True)
+class EvaluationSetup:
+    """What a worker needs to compile the policies and build the environment itself."""
+
+    policies: tuple[dict, ...]
+    values: Values
+    exceptions: tuple[dict, ...]
+    started_at: datetime
+
+
+def _setup_worker(setup: EvaluationSetup) -> None:
+    from scanner.engine.exceptions import parse_exception
+    from scanner.engine.policy import parse_policy
+
+    policies = [parse_policy(doc) for doc in setup.policies]
+    exceptions = tuple(parse_exception(doc) for doc in setup.exceptions)
+    _WORKER["index"] = PolicyIndex(policies)
+    _WORKER["env"] = make_environment(
+        now=lambda: setup.started_at, load_yaml=_load_yaml_value, values=setup.values, exceptions=exceptions,
+        load_documents=lambda text: [d.data for d in load_documents(text)])
+
+
 def _evaluate(resources: list[Resource]) -> list[list[RuleResult]]:
     index: PolicyIndex = _WORKER["index"]
     env: Environment = _WORKER["env"]
@@ -187,17 +209,18 @@ def _evaluate(resources: list[Resource]) -> list[list[RuleResult]]:
 
 
 class _Evaluator:
-    """Evaluates chunks of resources in order, in worker processes when jobs > 1."""
+    """Evaluates chunks of resources in order: in worker processes (each compiling the
+    policies once) when jobs > 1, else in this process."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, setup: EvaluationSetup, jobs: int) -> None:
         self.jobs = jobs
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
         if jobs > 1:
             self.pool = concurrent.futures.ProcessPoolExecutor(
-                jobs, mp_context=multiprocessing.get_context("fork"))
-            # start every worker now, before the store opens connections or starts threads
-            for future in [self.pool.submit(os.getpid) for _ in range(jobs)]:
-                future.result()
+                jobs, mp_context=multiprocessing.get_context("forkserver"),
+                initializer=_setup_worker, initargs=(setup,))
+        else:
+            _setup_worker(setup)
 
     def map(self, chunks: Iterable[list[Resource]]) -> Iterator[tuple[list[Resource], list[list[RuleResult]]]]:
         if self.pool is None:
@@ -251,6 +274,7 @@ def _scan_source(cfg: SourceConfig, config: Config, writer: Any, evaluator: _Eva
     progress.stage(f"source {cfg.name}: reading")
     writer.add_source(_source_record(cfg, source))
     errors: list[SourceErrorRecord] = []
+    errors_fatal: list[SourceErrorRecord] = []
     try:
         for chunk, results in evaluator.map(_chunks(source.iter_items(), errors)):
             resource_records = [resource_record(r) for r in chunk]
@@ -266,12 +290,13 @@ def _scan_source(cfg: SourceConfig, config: Config, writer: Any, evaluator: _Eva
             tally.resources += len(chunk)
             progress.resources(len(chunk))
             if errors:
-                _flush_errors(writer, errors, tally)
+                fatal_seen = _flush_errors(writer, errors, tally)
+                if fatal_seen:
+                    errors_fatal.extend(fatal_seen)
     except Exception as exc:  # noqa: BLE001 - one failing source never stops the others
         errors.append(SourceErrorRecord(cfg.name, "source", f"source failed: {exc}",
                                         _location(cfg)))
-    _flush_errors(writer, errors, tally)
-    fatal = [e for e in source_fatal_errors(errors)]
+    fatal = errors_fatal + _flush_errors(writer, errors, tally)
     if fatal:
         tally.failed_sources.append(cfg.name)
     writer.add_source(_source_record(cfg, source, "; ".join(e.message for e in fatal)))
@@ -288,13 +313,16 @@ def _location(cfg: SourceConfig) -> Any:
     return Location(redact(cfg.git.url) if cfg.git else (cfg.paths[0] if cfg.paths else None))
 
 
-def _flush_errors(writer: Any, errors: list[SourceErrorRecord], tally: _Tally) -> None:
+def _flush_errors(writer: Any, errors: list[SourceErrorRecord], tally: _Tally) -> list[SourceErrorRecord]:
+    """Store the pending error records; returns those that failed the whole source."""
     if not errors:
-        return
+        return []
+    fatal = source_fatal_errors(errors)
     writer.add_errors([records.ErrorRecord(message=e.message, kind=e.kind, source=e.source,
                                            path=e.location.path or "", line=e.location.line) for e in errors])
     tally.errors += len(errors)
     errors.clear()
+    return fatal
 
 
 def exit_code_for(config: Config, tally: _Tally) -> int:
@@ -328,13 +356,10 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     if exception_errors:
         raise PolicySetError(exception_errors)
     started_at = now or datetime.now(timezone.utc)
-    env = make_environment(now=lambda: started_at, load_yaml=_load_yaml_value, values=values,
-                           exceptions=tuple(exceptions),
-                           load_documents=lambda text: [d.data for d in load_documents(text)])
-    _WORKER["index"] = PolicyIndex(policy_set.policies)
-    _WORKER["env"] = env
+    setup = EvaluationSetup(tuple(p.raw for p in policy_set.policies), values,
+                            tuple(e.raw for e in exceptions), started_at)
     jobs = jobs or config.scan.jobs or os.cpu_count() or 1
-    evaluator = _Evaluator(jobs)  # forked before the store opens a connection or starts threads
+    evaluator = _Evaluator(setup, jobs)
     tally = _Tally()
     try:
         store = Store(config.database_url)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.engine import wildcard
@@ -24,6 +24,7 @@ class PolicyException:
     match: MatchBlock
     conditions: ConditionBlock | None
     pod_security: tuple[dict, ...]
+    raw: dict = field(default_factory=dict, compare=False)
 
     @property
     def key(self) -> str:
@@ -92,4 +93,4 @@ def parse_exception(doc: dict) -> PolicyException:
     if problems:
         raise InvalidPolicyError(name or "<unnamed>", problems)
     return PolicyException(name, str(meta.get("namespace") or ""), tuple(entries), match, conditions,
-                           tuple(p for p in pod_security if isinstance(p, dict)))
+                           tuple(p for p in pod_security if isinstance(p, dict)), doc)

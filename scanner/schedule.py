@@ -1,0 +1,94 @@
+"""``scanner schedule``: APScheduler 3 in the foreground, one job per configured cron entry.
+
+Jobs are added by textual reference with plain arguments, ``max_instances=1`` and
+``coalesce=True``. SIGTERM/SIGINT stop the scheduler after the running scan finishes. A
+failing scan is logged and the scheduler keeps running; a lock in the database keeps two
+schedulers from running the same scan at once (see ``scan.run_scheduled``).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from datetime import datetime, timezone
+from typing import Any
+
+from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, JobExecutionEvent
+from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from scanner.config import Config, ScheduleEntry, load_config
+from scanner.errors import ConfigError
+
+log = logging.getLogger("scanner.schedule")
+JOB = "scanner.schedule:scheduled_scan"
+
+
+def cron_trigger(entry: ScheduleEntry) -> CronTrigger:
+    """A trigger for a 5-field cron line (or 6 fields with seconds first)."""
+    fields = entry.cron.split()
+    try:
+        if len(fields) == 6:
+            second, minute, hour, day, month, weekday = fields
+            return CronTrigger(second=second, minute=minute, hour=hour, day=day, month=month,
+                               day_of_week=weekday, timezone=entry.timezone)
+        return CronTrigger.from_crontab(entry.cron, timezone=entry.timezone)
+    except (ValueError, LookupError) as exc:
+        raise ConfigError(f"schedule entry {entry.cron!r} ({entry.timezone}): {exc}") from exc
+
+
+def scheduled_scan(config_path: str, jobs: int | None = None) -> int:
+    """The job: one scan with trigger ``schedule``. Errors are logged by the listener."""
+    from scanner.scan import run_scheduled
+
+    return run_scheduled(config_path, jobs=jobs)
+
+
+def build_scheduler(config: Config, *, run_now: bool = False, jobs: int | None = None) -> BlockingScheduler:
+    if not config.schedule and not run_now:
+        raise ConfigError("the config has no schedule entries", None)
+    scheduler = BlockingScheduler(timezone=timezone.utc)
+    options = {"max_instances": 1, "coalesce": True, "misfire_grace_time": config.scan.misfire_grace_seconds,
+               "replace_existing": True}
+    for i, entry in enumerate(config.schedule):
+        scheduler.add_job(JOB, trigger=cron_trigger(entry), args=[config.path, jobs], id=f"scan-{i}",
+                          name=f"scan ({entry.cron} {entry.timezone})", **options)
+    if run_now:
+        scheduler.add_job(JOB, trigger="date", run_date=datetime.now(timezone.utc), args=[config.path, jobs],
+                          id="scan-now", name="scan (at start)", **options)
+
+    def listen(event: JobExecutionEvent) -> None:
+        if event.exception is not None:
+            log.error("scheduled scan failed: %s", event.exception)
+        else:
+            log.info("scheduled scan finished with exit code %s", event.retval)
+
+    scheduler.add_listener(listen, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR)
+    return scheduler
+
+
+def run_scheduler(config_path: str, *, run_now: bool = False, jobs: int | None = None) -> int:
+    """Run in the foreground until SIGTERM/SIGINT; returns the exit code."""
+    config = load_config(config_path)
+    scheduler = build_scheduler(config, run_now=run_now, jobs=jobs)
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: Any) -> None:
+        if stopping.is_set():
+            return
+        stopping.set()
+        log.warning("received %s: stopping after the running scan", signal.Signals(signum).name)
+        # shutdown(wait=True) from another thread: the running job finishes, then start() returns
+        threading.Thread(target=scheduler.shutdown, kwargs={"wait": True}, daemon=True).start()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        for job in scheduler.get_jobs():
+            log.info("scheduled %s", job.name)
+        scheduler.start()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    log.info("scheduler stopped")
+    return 0

@@ -1,0 +1,113 @@
+"""``scanner scan`` end to end: real Git repositories, the SQLite store, reports, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from scanner.cli import main
+from scanner.store.store import Store
+
+from .conftest import Project, pod
+
+
+def scan(capsys: pytest.CaptureFixture[str], config: pathlib.Path, *args: str) -> tuple[int, str]:
+    code = main(["scan", "--config", str(config), "-q", *args])
+    return code, capsys.readouterr().out
+
+
+def test_scan_stores_results_and_tracks_findings_across_runs(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None)})
+    config = project.config()
+    code, out = scan(capsys, config)
+    assert code == 1  # an Enforce-mode failure
+    assert "resources: 2" in out and "pass 1, fail 1" in out and "1 new, 0 resolved" in out
+    code, out = scan(capsys, config)
+    assert "0 new, 0 resolved" in out
+    project.commit({"apps/b.yaml": pod("b", "y")}, "fix b")
+    code, out = scan(capsys, config)
+    assert code == 0 and "0 new, 1 resolved" in out
+    store = Store(f"sqlite:///{project.db}")
+    try:
+        runs = store.list_runs(limit=10)
+        assert [str(r.status) for r in runs] == ["succeeded"] * 3
+        detail = store.get_run(runs[0].run_id)
+        [source] = detail.sources
+        assert source.name == "gitops" and len(source.commit_sha) == 40
+        results = {(r.resource.name, r.rule): (str(r.status), r.file, r.line)
+                   for r in store.iter_run_results(runs[-1].run_id)}
+        assert results == {("a", "team"): ("pass", "apps/a.yaml", 1), ("b", "team"): ("fail", "apps/b.yaml", 1)}
+    finally:
+        store.close()
+    reports = sorted(p.name for p in (project.base / "reports").iterdir())
+    assert "scanner-run-3.html" in reports and "scanner-run-3.json" in reports
+    doc = json.loads((project.base / "reports" / "scanner-run-3.json").read_text())
+    assert doc["run"]["id"] == 3
+
+
+def test_scan_failed_source_exits_3_and_other_sources_still_scan(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    config = project.config(extra_sources="- name: broken\n  git: {url: does-not-exist, ref: main}")
+    code, out = scan(capsys, config)
+    assert code == 3
+    assert "resources: 1" in out and "failed sources: broken" in out
+
+
+def test_scan_invalid_policy_exits_2_before_writing(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (project.base / "policies" / "bad.yaml").write_text(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: bad}\nspec:\n  rules:\n"
+        "  - name: r\n    match: {any: [{resources: {names: [x]}}]}\n    validate: {pattern: {a: b}}\n")
+    code = main(["scan", "--config", str(project.config())])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "bad.yaml:7:" in err and "at least one kind is required" in err
+    assert not project.db.exists() or Store(f"sqlite:///{project.db}").list_runs() == []
+
+
+def test_scan_broken_manifest_is_recorded_and_the_rest_scanned(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", None), "apps/broken.yaml": "kind: Pod\nmetadata: {name: [\n"})
+    code, out = scan(capsys, project.config(fail_on="never"))
+    assert code == 0 and "resources: 1" in out and "errors:    1" in out
+    store = Store(f"sqlite:///{project.db}")
+    try:
+        [error] = store.run_errors(store.latest_run_id())
+        assert (error.path, error.line) == ("apps/broken.yaml", 3)
+    finally:
+        store.close()
+
+
+def test_scan_killed_mid_run_is_marked_interrupted_by_the_next(project: Project, tmp_path: pathlib.Path) -> None:
+    many = "---\n".join(pod(f"p{i}", None) for i in range(4000))
+    project.commit({"apps/many.yaml": many})
+    config = project.config()
+    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "--config", str(config), "-q", "-j", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if project.db.exists():
+            try:
+                store = Store(f"sqlite:///{project.db}", check_schema=False)
+                running = [r for r in store.list_runs(limit=5) if str(r.status) == "running"]
+                store.close()
+            except Exception:  # noqa: BLE001 - the schema may still be being created
+                running = []
+            if running:
+                break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    store = Store(f"sqlite:///{project.db}")  # opening marks the dead run interrupted
+    try:
+        runs = store.list_runs(limit=5)
+        assert [str(r.status) for r in runs] == ["interrupted"]
+        assert store.latest_run_id() is None  # an interrupted run never counts as a finished scan
+    finally:
+        store.close()
