@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "apply": "scanner.commands.apply:apply",
     "scan": "scanner.commands.scan:scan",
     "schedule": "scanner.commands.schedule:schedule",
+    "report": "scanner.commands.report:report",
     "db": "scanner.commands.db:db",
     "runs": "scanner.commands.runs:runs",
     "jp": "scanner.commands.jp:jp",

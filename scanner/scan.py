@@ -27,6 +27,7 @@ from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, PolicyError, ScannerError
+from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, load_exceptions, load_policies
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
@@ -178,6 +179,7 @@ class EvaluationSetup:
     values: Values
     exceptions: tuple[dict, ...]
     started_at: datetime
+    lookup: ResourceLookup | None = None
 
 
 def _setup_worker(setup: EvaluationSetup) -> None:
@@ -186,16 +188,24 @@ def _setup_worker(setup: EvaluationSetup) -> None:
 
     policies = [parse_policy(doc) for doc in setup.policies]
     exceptions = tuple(parse_exception(doc) for doc in setup.exceptions)
+    lookup = setup.lookup
     _WORKER["index"] = PolicyIndex(policies)
     _WORKER["env"] = make_environment(
         now=lambda: setup.started_at, load_yaml=_load_yaml_value, values=setup.values, exceptions=exceptions,
-        load_documents=lambda text: [d.data for d in load_documents(text)])
+        load_documents=lambda text: [d.data for d in load_documents(text)], loader=lookup,
+        namespaces=lookup.namespaces if lookup else None)
+
+    def labels(namespace: str) -> dict | None:
+        found = setup.values.labels_of(namespace)
+        return found if found is not None or lookup is None else lookup.namespace_labels(namespace)
+
+    _WORKER["labels"] = labels
 
 
 def _evaluate(resources: list[Resource]) -> list[list[RuleResult]]:
     index: PolicyIndex = _WORKER["index"]
     env: Environment = _WORKER["env"]
-    labels: Callable[[str], Any] = env.values.labels_of
+    labels: Callable[[str], Any] = _WORKER["labels"]
     out = []
     for resource in resources:
         data = resource.data
@@ -356,8 +366,12 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     if exception_errors:
         raise PolicySetError(exception_errors)
     started_at = now or datetime.now(timezone.utc)
-    setup = EvaluationSetup(tuple(p.raw for p in policy_set.policies), values,
-                            tuple(e.raw for e in exceptions), started_at)
+    raw_policies = tuple(p.raw for p in policy_set.policies)
+    lookup = None
+    if policies_need_lookup(raw_policies):
+        progress.stage("indexing resources for cluster look-ups")
+        lookup = _prepass(selected, config)
+    setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookup)
     jobs = jobs or config.scan.jobs or os.cpu_count() or 1
     evaluator = _Evaluator(setup, jobs)
     tally = _Tally()
@@ -388,6 +402,20 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         failed_sources=tuple(tally.failed_sources), duration=time.monotonic() - started,
         reports=tuple(reports), exit_code=exit_code_for(config, tally),
     )
+
+
+def _prepass(selected: list[SourceConfig], config: Config) -> ResourceLookup:
+    """Read the sources once to serve apiCall/configMap/namespaceSelector look-ups like the CLI's
+    fake API server: every resource of the scan is visible to every other."""
+    lookup = ResourceLookup()
+    for cfg in selected:
+        try:
+            for item in build_source(cfg, config).iter_items():
+                if isinstance(item, Resource):
+                    lookup.add(item.data)
+        except Exception:  # noqa: BLE001 - the main pass records the source's failure
+            continue
+    return lookup
 
 
 def _load_yaml_value(text: str) -> Any:

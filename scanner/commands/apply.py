@@ -17,6 +17,7 @@ from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import ManifestError, ScannerError
+from scanner.lookup import ResourceLookup
 from scanner.manifests import LoadedResource, iter_resources
 from scanner.policies import load_exceptions, load_policies
 from scanner.testsuite import load_yaml_value
@@ -60,13 +61,22 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     for err in exception_errors:
         click.echo(f"error: {err}", err=True)
     index = PolicyIndex(policy_set.policies)
+    loaded_resources = list(iter_resources(resources, errors))
+    lookup = ResourceLookup(r.resource for r in loaded_resources)
     env = make_environment(now=_now_function(), load_yaml=load_yaml_value, values=values,
-                           exceptions=tuple(exceptions))
-    for loaded in iter_resources(resources, errors):
+                           exceptions=tuple(exceptions), loader=lookup, namespaces=lookup.namespaces,
+                           param_resources=tuple(r.resource for r in loaded_resources),
+                           load_documents=lambda text: [d.data for d in load_documents(text)])
+
+    def namespace_labels(namespace: str) -> dict | None:
+        labels = values.labels_of(namespace)
+        return labels if labels is not None else lookup.namespace_labels(namespace)
+
+    for loaded in loaded_resources:
         view = ResourceView.of(loaded.resource)
         for policy in index.for_kind(view.kind):
             request = Request(operation=values.operation(policy.name, view.name), user=user,
-                              namespace_labels=values.labels_of)
+                              namespace_labels=namespace_labels)
             for result in evaluate_policy(policy, loaded.resource, request, view, env):
                 if audit_warn and result.status is RuleStatus.FAIL and _policy_action(policy) is FailureAction.AUDIT:
                     result = _as_warn(result)

@@ -110,3 +110,42 @@ def test_apply_broken_manifest_still_evaluates_the_rest(tmp_path: pathlib.Path,
     assert "a-broken.yaml:4" in err
     assert "Pod/default/ok" in out
     assert code == 1
+
+
+def test_apply_serves_api_calls_and_namespace_labels_from_the_inputs(tmp_path: pathlib.Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "policy.yaml").write_text("""\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: require-pdb}
+spec:
+  background: false
+  rules:
+  - name: pdb-exists
+    match: {any: [{resources: {kinds: [Deployment], namespaceSelector: {matchLabels: {env: prod}}}}]}
+    context:
+    - name: pdbs
+      apiCall:
+        urlPath: "/apis/policy/v1/namespaces/{{request.namespace}}/poddisruptionbudgets"
+        jmesPath: "items | length(@)"
+    validate:
+      message: a PodDisruptionBudget is required
+      deny:
+        conditions: {any: [{key: "{{ pdbs }}", operator: Equals, value: 0}]}
+""")
+    (tmp_path / "res.yaml").write_text("""\
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Namespace, metadata: {name: shop, labels: {env: prod}}}
+- {apiVersion: v1, kind: Namespace, metadata: {name: lab, labels: {env: dev}}}
+- {apiVersion: v1, kind: Namespace, metadata: {name: pay, labels: {env: prod}}}
+- {apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {name: web, namespace: shop}}
+- {apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: shop}}
+- {apiVersion: apps/v1, kind: Deployment, metadata: {name: api, namespace: pay}}
+- {apiVersion: apps/v1, kind: Deployment, metadata: {name: toy, namespace: lab}}
+""")
+    code, out, _ = run(capsys, "apply", str(tmp_path / "policy.yaml"), "--resource", str(tmp_path / "res.yaml"),
+                       "-o", "json")
+    got = {r["resource"]["name"]: r["status"] for r in json.loads(out)}
+    assert got == {"web": "pass", "api": "fail"}

@@ -1,0 +1,95 @@
+"""Offline answers to Kyverno's cluster look-ups, served from the resources of the same scan.
+
+Like ``kyverno apply`` without a cluster (a fake API server built from the loaded
+resources): ``apiCall`` GETs of ``/api/...`` and ``/apis/...`` list and get paths, ConfigMaps
+for ``configMap`` context entries, and Namespace labels for ``namespaceSelector``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from scanner.engine.context import ContextError
+
+
+def plural(kind: str) -> str:
+    """The API resource name of a kind (``NetworkPolicy`` -> ``networkpolicies``)."""
+    lower = kind.lower()
+    if lower.endswith("s") or lower.endswith("x") or lower.endswith("ch") or lower.endswith("sh"):
+        return lower if lower.endswith("endpoints") else lower + "es"
+    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+class ResourceLookup:
+    """An index of resources by API group/version, resource name, namespace and name."""
+
+    def __init__(self, resources: Iterable[dict] = ()) -> None:
+        self._items: dict[tuple[str, str], list[dict]] = {}
+        self.namespaces: dict[str, dict] = {}
+        for resource in resources:
+            self.add(resource)
+
+    def add(self, resource: dict) -> None:
+        api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
+        if not api_version or not kind:
+            return
+        self._items.setdefault((api_version, plural(kind)), []).append(resource)
+        if kind == "Namespace" and api_version == "v1":
+            name = (resource.get("metadata") or {}).get("name")
+            if name:
+                self.namespaces[str(name)] = resource
+
+    def namespace_labels(self, namespace: str) -> dict[str, Any] | None:
+        found = self.namespaces.get(namespace)
+        return ((found or {}).get("metadata") or {}).get("labels") if found else None
+
+    # -- ContextLoader -------------------------------------------------------------------
+
+    def config_map(self, name: str, namespace: str) -> dict | None:
+        for cm in self._items.get(("v1", "configmaps"), []):
+            meta = cm.get("metadata") or {}
+            if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+                return cm
+        return None
+
+    def api_call(self, url_path: str, method: str, data: Any) -> Any:
+        if method.upper() != "GET":
+            raise ContextError(f"offline API calls answer GET only, not {method} {url_path}")
+        parts = [p for p in url_path.split("?")[0].split("/") if p]
+        if len(parts) >= 2 and parts[0] == "api":
+            api_version, rest = parts[1], parts[2:]
+        elif len(parts) >= 3 and parts[0] == "apis":
+            api_version, rest = f"{parts[1]}/{parts[2]}", parts[3:]
+        else:
+            raise ContextError(f"unsupported API path {url_path!r}")
+        namespace = None
+        if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) != 2:
+            namespace, rest = rest[1], rest[2:]
+        elif len(rest) == 2 and rest[0] == "namespaces":
+            return self._get(api_version, "namespaces", None, rest[1], url_path)
+        if len(rest) == 1:
+            items = [r for r in self._items.get((api_version, rest[0]), [])
+                     if namespace is None or (r.get("metadata") or {}).get("namespace") == namespace]
+            kind = items[0]["kind"] if items else rest[0]
+            return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {}, "items": items}
+        if len(rest) == 2:
+            return self._get(api_version, rest[0], namespace, rest[1], url_path)
+        raise ContextError(f"unsupported API path {url_path!r}")
+
+    def _get(self, api_version: str, resource: str, namespace: str | None, name: str, url: str) -> dict:
+        for item in self._items.get((api_version, resource), []):
+            meta = item.get("metadata") or {}
+            if meta.get("name") == name and (namespace is None or meta.get("namespace") == namespace):
+                return item
+        raise ContextError(f'failed to get resource with raw url: {url}: {resource} "{name}" not found')
+
+
+def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:
+    """Whether any policy reads cluster data (apiCall, configMap, namespaceSelector)."""
+    import json
+
+    text = json.dumps(list(raw_policies))
+    return any(word in text for word in ('"apiCall"', '"configMap"', '"namespaceSelector"'))
