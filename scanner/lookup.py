@@ -87,9 +87,41 @@ class ResourceLookup:
         raise ContextError(f'failed to get resource with raw url: {url}: {resource} "{name}" not found')
 
 
-def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:
-    """Whether any policy reads cluster data (apiCall, configMap, namespaceSelector)."""
-    import json
+def _contexts(rule: dict) -> Iterable[dict]:
+    yield from rule.get("context") or []
+    stack = list(((rule.get("validate") or {}).get("foreach")) or [])
+    while stack:
+        entry = stack.pop()
+        if isinstance(entry, dict):
+            yield from entry.get("context") or []
+            stack.extend(entry.get("foreach") or [])
 
-    text = json.dumps(list(raw_policies))
-    return any(word in text for word in ('"apiCall"', '"configMap"', '"namespaceSelector"'))
+
+def _selectors(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return False
+    filters = [block, *(block.get("any") or []), *(block.get("all") or [])]
+    return any(isinstance(f, dict) and isinstance(f.get("resources"), dict)
+               and f["resources"].get("namespaceSelector") is not None for f in filters)
+
+
+def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:
+    """Whether any policy reads cluster data: apiCall or configMap context entries, or a
+    namespaceSelector in match/exclude or in failure action overrides."""
+    for policy in raw_policies:
+        spec = policy.get("spec") or {}
+        if any(isinstance(o, dict) and o.get("namespaceSelector") is not None
+               for o in spec.get("validationFailureActionOverrides") or []):
+            return True
+        for rule in spec.get("rules") or []:
+            if not isinstance(rule, dict):
+                continue
+            if any(isinstance(c, dict) and (c.get("apiCall") is not None or c.get("configMap") is not None)
+                   for c in _contexts(rule)):
+                return True
+            if _selectors(rule.get("match")) or _selectors(rule.get("exclude")):
+                return True
+            overrides = (rule.get("validate") or {}).get("failureActionOverrides") or []
+            if any(isinstance(o, dict) and o.get("namespaceSelector") is not None for o in overrides):
+                return True
+    return False

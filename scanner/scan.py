@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -226,9 +227,13 @@ class _Evaluator:
         self.jobs = jobs
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
         if jobs > 1:
+            # fork is instant; under the scheduler (other threads running) fork a clean server instead
+            method = "fork" if threading.active_count() == 1 else "forkserver"
             self.pool = concurrent.futures.ProcessPoolExecutor(
-                jobs, mp_context=multiprocessing.get_context("forkserver"),
+                jobs, mp_context=multiprocessing.get_context(method),
                 initializer=_setup_worker, initargs=(setup,))
+            for future in [self.pool.submit(os.getpid) for _ in range(jobs)]:
+                future.result()  # start the workers before the store opens connections
         else:
             _setup_worker(setup)
 
