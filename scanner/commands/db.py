@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -26,12 +25,9 @@ def resolve_database_url(database_url: str | None, config_path: str | None) -> s
     if database_url:
         return database_url
     if config_path:
-        try:
-            load_config = importlib.import_module("scanner.config").load_config
-        except (ImportError, AttributeError):
-            raise click.UsageError("not supported: reading database.url from --config in this "
-                                   "build; pass --database URL") from None
-        return str(load_config(config_path).database.url)
+        from scanner.config import load_config
+
+        return load_config(config_path).database_url
     raise click.UsageError("no database given: pass --database URL, set SCANNER_DATABASE_URL "
                            "or pass --config FILE")
 
