@@ -59,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=pathlib.Path, default=None)
     ap.add_argument("--policies", type=pathlib.Path, default=None)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--cel-comparison", action="store_true",
+                    help="time the CEL policies of the conformance corpus against their JMESPath/pattern "
+                         "versions over the same resources")
     args = ap.parse_args(argv)
     corpus = args.corpus or pathlib.Path(tempfile.gettempdir()) / f"scanner-corpus-{args.resources}-{args.seed}"
     ensure_corpus(corpus, args.resources, args.seed)
@@ -66,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     policies = args.policies or corpus / "policies"
     expected = json.loads((corpus / "corpus.json").read_text())["resources"]
     scanner = str(pathlib.Path(sys.executable).with_name("scanner"))
+    if args.cel_comparison:
+        return cel_comparison(scanner, repo, expected, args.repeat)
     best_parse = best_apply = float("inf")
     results = 0
     for _ in range(args.repeat):
@@ -78,6 +83,44 @@ def main(argv: list[str] | None = None) -> int:
     print(f"scanner apply (load + evaluate + output):  {best_apply:7.2f} s  {expected / best_apply:8.0f} resources/s"
           f"  ({results} rule results)")
     print(f"ratio apply / parse: {best_apply / best_parse:.2f}x (target <= 2.0x)")
+    return 0
+
+
+def _policy_pairs(dest: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path, int]:
+    """Copy the ``*-cel`` policies of the conformance corpus and their non-CEL twins into two folders."""
+    suites = ROOT.parent / "shared" / "conformance" / "kyverno-policies"
+    cel_dir, classic_dir = dest / "cel", dest / "classic"
+    for d in (cel_dir, classic_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    pairs = 0
+    for cel_suite in sorted(suites.glob("*-cel__*")):
+        twin = suites / cel_suite.name.replace("-cel__", "__", 1)
+        cel_files, twin_files = sorted(cel_suite.glob("_parent/*.yaml")), sorted(twin.glob("_parent/*.yaml"))
+        if not twin.is_dir() or not cel_files or not twin_files:
+            continue
+        pairs += 1
+        for i, f in enumerate(cel_files):
+            (cel_dir / f"{cel_suite.name}-{i}.yaml").write_bytes(f.read_bytes())
+        for i, f in enumerate(twin_files):
+            (classic_dir / f"{twin.name}-{i}.yaml").write_bytes(f.read_bytes())
+    return cel_dir, classic_dir, pairs
+
+
+def cel_comparison(scanner: str, repo: pathlib.Path, expected: int, repeat: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        cel_dir, classic_dir, pairs = _policy_pairs(pathlib.Path(tmp))
+        times = {}
+        for label, folder in (("pattern/JMESPath", classic_dir), ("CEL", cel_dir)):
+            best = float("inf")
+            results = 0
+            for _ in range(repeat):
+                took, out = timed([scanner, "apply", str(folder), "--resource", str(repo), "-o", "json"], None)
+                best = min(best, took)
+                results = len(json.loads(out or b"[]"))
+            times[label] = best
+            print(f"{label:17} policies ({pairs} pairs): {best:7.2f} s  {expected / best:8.0f} resources/s"
+                  f"  ({results} rule results)")
+        print(f"ratio CEL / pattern: {times['CEL'] / times['pattern/JMESPath']:.2f}x")
     return 0
 
 
