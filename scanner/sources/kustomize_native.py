@@ -1,0 +1,160 @@
+"""In-process rendering of the common subset of Kustomize, before ``kubectl kustomize``.
+
+Supported: ``resources`` (files, and directories with their own kustomization,
+recursively), ``namespace``, ``labels``, ``commonLabels``, ``commonAnnotations``,
+``images``, ``replicas``, ``patchesStrategicMerge`` and ``patches`` holding strategic
+merge patches (matched by the patch's own id, or by a ``target`` of group, version,
+kind, name and namespace). Anything else -- another kustomization field, a remote
+resource, a name prefix, a JSON 6902 patch, a list whose merge key is not known, a
+Kustomize error -- raises :class:`UnsupportedKustomization` while the overlay is built,
+and the overlay is left to the external renderer, which also words the errors. Output
+objects are equal to the external renderer's and in its (legacy) order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.sources.kustomize import KUSTOMIZATION_FILES, RenderOutput
+from scanner.sources.kustomize_native_fields import (
+    COMMON_ANNOTATIONS,
+    COMMON_LABELS,
+    METADATA_LABELS,
+    TEMPLATE_LABELS,
+    ImageRule,
+    apply_field_specs,
+    map_setter,
+    set_namespace,
+    set_replicas,
+)
+from scanner.sources.kustomize_native_ids import (
+    NativeResource,
+    check_resource,
+    check_unique,
+    legacy_sort_key,
+)
+from scanner.sources.kustomize_native_patches import PatchRule
+from scanner.sources.kustomize_native_refs import fix_back_references
+from scanner.sources.kustomize_native_settings import Settings, read_settings
+from scanner.sources.kustomize_native_yaml import FileCache, UnsupportedKustomization, clone
+
+__all__ = ["NativeRenderer", "NativeResult", "UnsupportedKustomization", "render_native"]
+
+
+@dataclass(slots=True)
+class NativeResult:
+    """Overlays rendered in process, and the ones left to the external renderer (why)."""
+
+    outputs: list[RenderOutput] = field(default_factory=list)
+    fallback: dict[str, str] = field(default_factory=dict)
+
+
+def render_native(root: str, overlays: Sequence[str]) -> NativeResult:
+    """Render each overlay (tree-relative directory) in process where it is supported."""
+    renderer = NativeRenderer(root)
+    result = NativeResult()
+    for overlay in overlays:
+        try:
+            documents = renderer.render(overlay)
+        except UnsupportedKustomization as exc:
+            result.fallback[overlay] = str(exc)
+        else:
+            result.outputs.append(RenderOutput(overlay, tuple(documents)))
+    return result
+
+
+class NativeRenderer:
+    """Renders overlays of one tree; shared bases and files are read once."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self.files = FileCache()
+        self._built: dict[str, list[NativeResource] | UnsupportedKustomization] = {}
+
+    def render(self, overlay: str) -> list[dict[str, Any]]:
+        """The objects ``kubectl kustomize <root>/<overlay>`` prints, in its order."""
+        directory = os.path.normpath(os.path.join(self.root, overlay or "."))
+        resources = self._build(directory, ())
+        fix_back_references(resources)
+        resources.sort(key=legacy_sort_key)
+        return [r.data for r in resources]
+
+    def _build(self, directory: str, stack: tuple[str, ...]) -> list[NativeResource]:
+        if directory in stack:
+            raise UnsupportedKustomization("kustomization cycle", directory)
+        cached = self._built.get(directory)
+        if cached is None:
+            try:
+                cached = self._build_uncached(directory, (*stack, directory))
+            except UnsupportedKustomization as exc:
+                cached = exc
+            self._built[directory] = cached
+        if isinstance(cached, UnsupportedKustomization):
+            raise cached
+        return [NativeResource(clone(r.data), list(r.previous)) for r in cached]
+
+    def _build_uncached(self, directory: str, stack: tuple[str, ...]) -> list[NativeResource]:
+        if directory != self.root and not directory.startswith(self.root + os.sep):
+            raise UnsupportedKustomization("kustomization outside the tree", directory)
+        settings = read_settings(directory, self._kustomization_file(directory), self.files)
+        resources: list[NativeResource] = []
+        for entry in settings.resources:
+            path = os.path.normpath(os.path.join(directory, entry))
+            if os.path.isdir(path):
+                resources.extend(self._build(os.path.realpath(path), stack))
+            elif os.path.isfile(path):
+                real = os.path.realpath(path)
+                if not real.startswith(directory + os.sep):
+                    raise UnsupportedKustomization("resource file outside its kustomization", path)
+                resources.extend(check_resource(d, path) for d in self.files.documents(real))
+            else:
+                raise UnsupportedKustomization(f"resource {entry!r} not found", directory)
+        check_unique(resources, directory)
+        return self._transform(resources, settings, directory)
+
+    def _kustomization_file(self, directory: str) -> str:
+        found = [n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))]
+        if len(found) != 1:
+            raise UnsupportedKustomization(f"{len(found)} kustomization files", directory)
+        return os.path.join(directory, found[0])
+
+    def _transform(self, resources: list[NativeResource], settings: Settings,
+                   directory: str) -> list[NativeResource]:
+        for rule in settings.patches:
+            resources = self._patch(resources, rule, directory)
+        if settings.namespace:
+            for r in resources:
+                set_namespace(r, settings.namespace)
+            check_unique(resources, directory)
+        for pairs, include_selectors, include_templates in settings.labels:
+            specs = COMMON_LABELS if include_selectors else (
+                METADATA_LABELS + TEMPLATE_LABELS if include_templates else METADATA_LABELS)
+            self._set_maps(resources, specs, pairs)
+        self._set_maps(resources, COMMON_LABELS, settings.common_labels)
+        self._set_maps(resources, COMMON_ANNOTATIONS, settings.common_annotations)
+        for name, count in settings.replicas:
+            set_replicas(resources, name, count)
+        for entry in settings.images:
+            image = ImageRule(entry)
+            for r in resources:
+                image.apply(r)
+        return resources
+
+    @staticmethod
+    def _set_maps(resources: list[NativeResource], specs: Any, values: dict[str, str]) -> None:
+        if values:
+            setter = map_setter(values)
+            for r in resources:
+                apply_field_specs(r, specs, setter)
+
+    @staticmethod
+    def _patch(resources: list[NativeResource], rule: PatchRule,
+               directory: str) -> list[NativeResource]:
+        deleted = set()
+        for r in rule.targets(resources, directory):
+            if not rule.apply(r):
+                deleted.add(id(r))
+        return [r for r in resources if id(r) not in deleted]

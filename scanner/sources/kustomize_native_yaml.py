@@ -1,0 +1,109 @@
+"""YAML for the in-process Kustomize renderer: read files as ``kubectl kustomize`` would.
+
+Kustomize reads YAML 1.2 (go-yaml v3) and writes it back; the scanner reads the
+rendered text with YAML 1.1 rules. A few plain scalars mean different things to the
+two (``yes``/``on``/``off``/``no`` are booleans only in 1.1; ``1:30`` is a base-60
+number only in 1.1), so the renderer's output would carry them as strings while a
+direct read gives booleans or numbers. Files holding such scalars, anchors or very
+deep nesting are not rendered in process (:class:`UnsupportedKustomization`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from scanner.yamldoc import DEFAULT_LIMITS, _Loader, nesting_bound
+
+
+class UnsupportedKustomization(Exception):
+    """The overlay uses something the in-process renderer does not reproduce exactly."""
+
+    def __init__(self, reason: str, path: str = "") -> None:
+        super().__init__(f"{path}: {reason}" if path else reason)
+        self.reason = reason
+        self.path = path
+
+
+_YAML12_BOOLS = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
+_MAX_NESTING = 2_000  # composed inline by the scanner's own reader up to this depth
+
+
+class _NativeLoader(_Loader):  # type: ignore[misc,valid-type]
+    """The scanner's loader, refusing scalars whose meaning differs in YAML 1.2."""
+
+    def construct_yaml_bool(self, node: yaml.ScalarNode) -> bool:
+        if node.value not in _YAML12_BOOLS:
+            raise UnsupportedKustomization(f"YAML 1.1 boolean {node.value!r}")
+        return bool(super().construct_yaml_bool(node))
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        if ":" in node.value:
+            raise UnsupportedKustomization(f"base-60 number {node.value!r}")
+        return int(super().construct_yaml_int(node))
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        if ":" in node.value:
+            raise UnsupportedKustomization(f"base-60 number {node.value!r}")
+        return float(super().construct_yaml_float(node))
+
+
+_NativeLoader.add_constructor("tag:yaml.org,2002:bool", _NativeLoader.construct_yaml_bool)
+_NativeLoader.add_constructor("tag:yaml.org,2002:int", _NativeLoader.construct_yaml_int)
+_NativeLoader.add_constructor("tag:yaml.org,2002:float", _NativeLoader.construct_yaml_float)
+
+
+def parse_documents(text: bytes | str, path: str) -> list[Any]:
+    """The non-empty documents of ``text``; anything unusual raises the fallback signal."""
+    if len(text) > DEFAULT_LIMITS.max_file_bytes:
+        raise UnsupportedKustomization("file too large", path)
+    if (b"&" in text) if isinstance(text, bytes) else ("&" in text):
+        raise UnsupportedKustomization("YAML anchors", path)  # kustomize expands them
+    if nesting_bound(text) > _MAX_NESTING:
+        raise UnsupportedKustomization("deeply nested YAML", path)
+    loader = _NativeLoader(text)
+    documents = []
+    try:
+        while loader.check_data():
+            data = loader.get_data()
+            if data is not None:
+                documents.append(data)
+    except UnsupportedKustomization as exc:
+        raise UnsupportedKustomization(exc.reason, path) from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise UnsupportedKustomization(f"not valid YAML: {exc}", path) from exc
+    finally:
+        loader.dispose()
+    return documents
+
+
+class FileCache:
+    """Parsed files by absolute path; callers get fresh copies they may change."""
+
+    def __init__(self) -> None:
+        self._documents: dict[str, list[Any] | UnsupportedKustomization] = {}
+
+    def documents(self, path: str) -> list[Any]:
+        cached = self._documents.get(path)
+        if cached is None:
+            try:
+                with open(path, "rb") as f:
+                    cached = parse_documents(f.read(), path)
+            except OSError as exc:
+                cached = UnsupportedKustomization(f"cannot read: {exc.strerror}", path)
+            except UnsupportedKustomization as exc:
+                cached = exc
+            self._documents[path] = cached
+        if isinstance(cached, UnsupportedKustomization):
+            raise cached
+        return [clone(d) for d in cached]
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists, scalars), faster than ``copy``."""
+    if type(value) is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if type(value) is list:
+        return [clone(v) for v in value]
+    return value

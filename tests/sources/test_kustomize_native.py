@@ -1,0 +1,349 @@
+"""The in-process Kustomize renderer, checked against ``kubectl kustomize`` itself."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scanner.sources.directory import DirectorySource
+from scanner.sources.kustomize import find_renderer, plan, render_batch
+from scanner.sources.kustomize_native import (
+    NativeRenderer,
+    UnsupportedKustomization,
+    render_native,
+)
+from scanner.sources.kustomize_native_fields import ImageRule, split_image
+from scanner.sources.paths import PathFilter, walk_tree
+from scanner.sources.provenance import Resource
+
+KUBECTL = find_renderer("auto")
+MAKE_CORPUS = "/work/shared/bench/make_corpus.py"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def kubectl_render(root: Path, overlay: str) -> list:
+    assert KUBECTL is not None, "kubectl (or kustomize) must be on PATH for these tests"
+    [output] = render_batch(KUBECTL, str(root), [overlay], 60.0)
+    assert output.error is None, output.error
+    return list(output.documents)
+
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      serviceAccountName: web
+      initContainers:
+      - name: init
+        image: busybox
+      containers:
+      - name: app
+        image: registry.local:5000/team/web:1.0
+        args: [serve]
+        env: [{name: A, value: "1"}, {name: B, value: "2"}]
+        envFrom: [{configMapRef: {name: cfg}}]
+        volumeMounts: [{name: data, mountPath: /data}]
+        ports: [{containerPort: 80, protocol: TCP}]
+      - name: sidecar
+        image: nginx@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+      volumes: [{name: data, emptyDir: {}}]
+      tolerations: [{key: a, operator: Exists}]
+"""
+OTHERS = """\
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: web}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, annotations: {note: kept}}
+data: {key: value, empty: ""}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: web}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+subjects:
+- {kind: ServiceAccount, name: web}
+- {kind: ServiceAccount, name: web, namespace: base-ns}
+- {kind: ServiceAccount, name: other, namespace: elsewhere}
+- {kind: ServiceAccount, name: default}
+- {kind: User, name: web}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: base-ns}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 1 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: job, image: busybox:1.36}]
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: web}
+spec:
+  podSelector: {matchLabels: {app: web}}
+  ingress: [{from: [{podSelector: {matchLabels: {app: web}}}, {namespaceSelector: {}}]}]
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: base-ns}
+spec:
+  selector: {matchLabels: {app: db}}
+  serviceName: db
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: postgres:16}]}
+  volumeClaimTemplates: [{metadata: {name: pgdata}, spec: {accessModes: [ReadWriteOnce]}}]
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+spec: {containers: [{name: c, image: busybox}]}
+"""
+BASE = {"base/kustomization.yaml": "resources: [deploy.yaml, others.yaml]\n",
+        "base/deploy.yaml": DEPLOY, "base/others.yaml": OTHERS}
+PATCH_HEAD = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+
+
+def patch(body: str) -> str:
+    return PATCH_HEAD + textwrap.dedent(body)
+
+
+def overlay(kustomization: str, **files: str) -> dict[str, str]:
+    return {**BASE, "o/kustomization.yaml": kustomization,
+            **{f"o/{name.replace('_', '.')}": text for name, text in files.items()}}
+
+
+SUPPORTED = [
+    pytest.param(overlay("resources: [../base]\n"), id="base-only-in-legacy-order"),
+    pytest.param(overlay("namespace: prod\nresources: [../base]\n"),
+                 id="namespace-moves-namespaced-kinds-renames-namespace-and-subjects"),
+    pytest.param(overlay("resources: [../base]\nlabels:\n- pairs: {env: dev}\n"),
+                 id="labels-metadata-only"),
+    pytest.param(overlay("resources: [../base]\nlabels:\n- pairs: {env: dev}\n"
+                         "  includeSelectors: true\n"), id="labels-include-selectors"),
+    pytest.param(overlay("resources: [../base]\nlabels:\n- pairs: {env: dev}\n"
+                         "  includeTemplates: true\n"), id="labels-include-templates"),
+    pytest.param(overlay("resources: [../base]\ncommonLabels: {team: a, app: web2}\n"
+                         "commonAnnotations: {owner: me}\n"),
+                 id="common-labels-and-annotations-reach-selectors-and-templates"),
+    pytest.param(overlay("resources: [../base]\nimages:\n"
+                         "- {name: registry.local:5000/team/web, newTag: '2.0'}\n"
+                         "- {name: nginx, newName: mirror/nginx, newTag: '1.27'}\n"
+                         "- {name: busybox, digest: 'sha256:abc'}\n"
+                         "- {name: postgres, newName: pg}\n"),
+                 id="images-name-tag-digest-rules"),
+    pytest.param(overlay("resources: [../base]\nreplicas:\n- {name: web, count: 5}\n"
+                         "- {name: db, count: 2}\n"), id="replicas-by-name"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n", p_yaml=patch("""\
+        spec:
+          template:
+            spec:
+              containers:
+              - name: new
+                image: added
+              - name: app
+                image: patched
+                env: [{name: C, value: "3"}, {name: A, value: null}]
+                args: [replaced]
+                volumeMounts: [{name: extra, mountPath: /extra}]
+              - name: sidecar
+                $patch: delete
+              volumes: [{name: extra, emptyDir: {}}]
+              tolerations: [{key: b}]
+              nodeSelector: {disk: ssd, gone: null}
+        """)), id="strategic-merge-pod-spec-lists"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n"
+                         "  target: {kind: Deployment|StatefulSet}\n", p_yaml="""\
+        apiVersion: any/v1
+        kind: Anything
+        metadata: {name: ignored, labels: {patched: "yes"}}
+        spec:
+          template:
+            spec:
+              containers:
+              - {name: app, resources: {limits: {cpu: 100m}}}
+        """), id="patch-with-target-selector-ignores-its-own-id"),
+    pytest.param(overlay("resources: [../base]\npatchesStrategicMerge:\n- p.yaml\n- |\n"
+                         "  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: cfg}\n"
+                         "  $patch: delete\n", p_yaml=patch("""\
+        spec:
+          template:
+            $patch: replace
+            spec:
+              containers: [{name: only, image: only}]
+        """)), id="patches-strategic-merge-file-inline-delete-replace"),
+    pytest.param({**overlay("namespace: outer\nresources: [../mid]\npatches:\n- path: p.yaml\n",
+                            p_yaml=PATCH_HEAD + "spec: {replicas: 7}\n"),
+                  "mid/kustomization.yaml": "namespace: mid\nresources: [../base]\n"
+                                            "labels: [{pairs: {layer: mid}}]\n"},
+                 id="nested-namespaces-patch-finds-original-id"),
+]
+
+
+@pytest.mark.parametrize("files", SUPPORTED)
+def test_native_render_equals_kubectl(tmp_path: Path, files: dict[str, str]) -> None:
+    write(tmp_path, files)
+    assert NativeRenderer(str(tmp_path)).render("o") == kubectl_render(tmp_path, "o")
+
+
+FALLBACKS = [
+    pytest.param(overlay("resources: [../base]\nconfigMapGenerator: [{name: x, literals: [a=b]}]\n"),
+                 "kustomization field configMapGenerator", id="generator-falls-back"),
+    pytest.param(overlay("resources: [../base]\nnamePrefix: p-\n"), "namePrefix",
+                 id="name-prefix-falls-back"),
+    pytest.param(overlay("resources: [../base]\ncomponents: [../c]\n"), "components",
+                 id="components-fall-back"),
+    pytest.param(overlay("resources: [https://example.com/x.yaml]\n"), "resource",
+                 id="remote-resource-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n"
+                         "  target: {kind: Deployment}\n",
+                         p_yaml="- {op: replace, path: /spec/replicas, value: 3}\n"),
+                 "not a strategic merge patch", id="json6902-patch-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n", p_yaml=PATCH_HEAD
+                         + "spec: {template: {spec: {containers: [{name: app, ports: "
+                           "[{containerPort: 81}]}]}}}\n"),
+                 "merge key unknown", id="patch-on-container-ports-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n"
+                         "  target: {labelSelector: app=web}\n", p_yaml=PATCH_HEAD),
+                 "patch target selector", id="label-selector-target-falls-back"),
+    pytest.param(overlay("resources: [../base, extra.yaml]\n",
+                         extra_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\n"
+                                    "data: {flag: yes}\n"),
+                 "YAML 1.1 boolean", id="yaml11-boolean-falls-back"),
+    pytest.param(overlay("resources: [../base, missing.yaml]\n"), "not found",
+                 id="missing-resource-falls-back-for-kubectl-to-report"),
+    pytest.param({**overlay("resources: [../plain]\n"), "plain/x.yaml": OTHERS},
+                 "0 kustomization files", id="directory-without-kustomization-falls-back"),
+    pytest.param(overlay("resources: [../base]\nreplicas: [{name: nothing, count: 1}]\n"),
+                 "no workload named", id="replicas-without-target-falls-back"),
+]
+
+
+@pytest.mark.parametrize(("files", "reason"), FALLBACKS)
+def test_native_render_unsupported_falls_back(tmp_path: Path, files: dict[str, str],
+                                              reason: str) -> None:
+    write(tmp_path, files)
+    with pytest.raises(UnsupportedKustomization, match=reason):
+        NativeRenderer(str(tmp_path)).render("o")
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        pytest.param("nginx", ("nginx", "", ""), id="bare-name"),
+        pytest.param("nginx:1.27", ("nginx", "1.27", ""), id="name-and-tag"),
+        pytest.param("host:5000/a/b", ("host:5000/a/b", "", ""), id="registry-port-no-tag"),
+        pytest.param("host:5000/a/b:v1@sha256:ff", ("host:5000/a/b", "v1", "sha256:ff"),
+                     id="registry-port-tag-and-digest"),
+        pytest.param("a/b@sha256:ff", ("a/b", "", "sha256:ff"), id="digest-only"),
+    ],
+)
+def test_split_image_parts(image: str, expected: tuple[str, str, str]) -> None:
+    assert split_image(image) == expected
+
+
+@pytest.mark.parametrize(
+    ("rule", "image", "expected"),
+    [
+        pytest.param({"name": "nginx", "newTag": "2"}, "nginx:1@sha256:aa", "nginx:2",
+                     id="new-tag-drops-digest"),
+        pytest.param({"name": "nginx", "digest": "sha256:bb"}, "nginx:1", "nginx@sha256:bb",
+                     id="digest-drops-tag"),
+        pytest.param({"name": "nginx", "newTag": "2", "digest": "sha256:bb"}, "nginx",
+                     "nginx:2@sha256:bb", id="tag-and-digest-both-written"),
+        pytest.param({"name": "nginx", "newName": "m/nginx"}, "nginx:1", "m/nginx:1",
+                     id="new-name-keeps-tag"),
+        pytest.param({"name": "nginx", "newTag": "2"}, "nginx-extra:1", "nginx-extra:1",
+                     id="longer-name-does-not-match"),
+        pytest.param({"name": "my.app", "newTag": "2"}, "myxapp:1", "myxapp:2",
+                     id="dot-matches-any-character-as-in-kustomize"),
+    ],
+)
+def test_image_rule_rewrite(rule: dict[str, str], image: str, expected: str) -> None:
+    assert ImageRule(rule).rewrite(image) == expected
+
+
+def test_render_native_splits_supported_and_fallback(tmp_path: Path) -> None:
+    write(tmp_path, {**overlay("resources: [../base]\n"),
+                     "gen/kustomization.yaml": "configMapGenerator: [{name: g, literals: [a=b]}]\n"})
+    result = render_native(str(tmp_path), ["o", "gen"])
+    assert [o.overlay for o in result.outputs] == ["o"]
+    assert list(result.fallback) == ["gen"]
+
+
+def test_tree_renders_native_and_fallback_overlays_alike(tmp_path: Path) -> None:
+    write(tmp_path, {**overlay("namespace: dev\nresources: [../base]\n"),
+                     "gen/kustomization.yaml": "namespace: gen\n"
+                                               "configMapGenerator: [{name: g, literals: [a=b]}]\n"})
+    items = list(DirectorySource("d", str(tmp_path)).iter_items())
+    resources = [i for i in items if isinstance(i, Resource)]
+    assert len(resources) == len(items)
+    by_overlay = {(r.provenance.path, r.identity.kind, r.identity.name): r for r in resources}
+    generated = [k for k in by_overlay if k[0] == "gen"]
+    assert len(generated) == 1 and generated[0][2].startswith("g-")  # name hash: kubectl made it
+    native = [r for r in resources if r.provenance.path == "o"]
+    assert [r.data for r in native] == kubectl_render(tmp_path, "o")
+    assert [r.provenance.document for r in native] == list(range(len(native)))
+    assert all(r.provenance.rendered_by == "kustomize" for r in resources)
+
+
+def test_native_render_equals_kubectl_on_generated_corpus(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, MAKE_CORPUS, "--resources", "800", "--seed", "7",
+                    "--out", str(tmp_path / "c")], check=True, capture_output=True)
+    root = str(tmp_path / "c" / "repo")
+    files = [f.relpath for f in walk_tree(root, PathFilter((), ()), {})]
+    overlays = list(plan(root, files).overlays)
+    result = render_native(root, overlays)
+    assert KUBECTL is not None
+    expected = {o.overlay: o for o in render_batch(KUBECTL, root, overlays, 300.0)}
+    assert result.fallback == {} and len(result.outputs) == len(overlays) > 10
+    for output in result.outputs:
+        assert expected[output.overlay].error is None
+        assert list(output.documents) == list(expected[output.overlay].documents), output.overlay
+    assert os.path.isdir(root)
