@@ -68,12 +68,17 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30) -> Report
         severity=Severity(p.severity) if p.severity in _SEVERITIES else None,
         description=p.description, action=p.failure_action, digest=p.digest,
     ) for p in policies]
-    results = [ResultRecord(
-        policy=_policy_ref(r.policy), rule=r.rule, status=r.status, message=r.message, action=r.action,
-        resource=ResourceInfo(api_version=r.resource.api_version, kind=r.resource.kind,
-                              namespace=r.resource.namespace, name=r.resource.name, source=r.resource.source,
-                              path=r.file, line=r.line, commit=r.commit_sha),
-    ) for r in store.iter_run_results(run_id)]
+    infos: dict[tuple, ResourceInfo] = {}  # one object per resource observation
+    results = []
+    for r in store.iter_run_results(run_id):
+        key = (r.resource, r.file, r.line, r.commit_sha)
+        info = infos.get(key)
+        if info is None:
+            info = infos[key] = ResourceInfo(
+                api_version=r.resource.api_version, kind=r.resource.kind, namespace=r.resource.namespace,
+                name=r.resource.name, source=r.resource.source, path=r.file, line=r.line, commit=r.commit_sha)
+        results.append(ResultRecord(policy=_policy_ref(r.policy), rule=r.rule,
+                                    status=r.status, message=r.message, action=r.action, resource=info))
     errors = [ErrorEntry(source=e.source or "", location=f"{e.path}:{e.line}" if e.line else e.path,
                          message=e.message) for e in store.run_errors(run_id)]
     previous = store.previous_run_id(run_id)

@@ -12,27 +12,28 @@ import multiprocessing
 import os
 import threading
 import time
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+from queue import Empty
 from typing import Any, Protocol
 
 from scanner import __version__
 from scanner.config import Config, SourceConfig, load_config
-from scanner.engine.environment import Environment, make_environment
-from scanner.engine.evaluate import PolicyIndex, evaluate_policy
-from scanner.engine.match import Request, ResourceView
 from scanner.engine.policy import Policy
-from scanner.engine.types import FailureAction, RuleResult, RuleStatus
+from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_values
-from scanner.errors import ConfigError, PolicyError, ScannerError
+from scanner.errors import ConfigError, Location, PolicyError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, load_exceptions, load_policies
+from scanner.report_builder import render_configured_reports, run_changes
+from scanner.scan_workers import EvaluationSetup, ShardTask, run_task, setup_worker
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource, redact
+from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
 from scanner.sources.provenance import Resource
 from scanner.sources.tree import TreeOptions
@@ -40,7 +41,6 @@ from scanner.store import records
 from scanner.store.store import Store
 from scanner.yamldoc import load_documents
 
-CHUNK = 64
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_SOURCES = 0, 1, 2, 3
 
 
@@ -158,106 +158,7 @@ def policy_record(policy: Policy) -> records.PolicyRecord:
     )
 
 
-def resource_record(resource: Resource) -> records.ResourceRecord:
-    ident, prov = resource.identity, resource.provenance
-    return records.ResourceRecord(
-        source=prov.source, api_version=ident.api_version, kind=ident.kind, name=ident.name or "",
-        namespace=ident.namespace or "", path=prov.path, document=prov.document, item=prov.item,
-        line=prov.line, commit_sha=prov.commit or "",
-    )
-
-
-# -- evaluation (in worker processes) -----------------------------------------------------------
-
-_WORKER: dict[str, Any] = {}
-
-
-@dataclass(frozen=True, slots=True)
-class EvaluationSetup:
-    """What a worker needs to compile the policies and build the environment itself."""
-
-    policies: tuple[dict, ...]
-    values: Values
-    exceptions: tuple[dict, ...]
-    started_at: datetime
-    lookup: ResourceLookup | None = None
-
-
-def _setup_worker(setup: EvaluationSetup) -> None:
-    from scanner.engine.exceptions import parse_exception
-    from scanner.engine.policy import parse_policy
-
-    policies = [parse_policy(doc) for doc in setup.policies]
-    exceptions = tuple(parse_exception(doc) for doc in setup.exceptions)
-    lookup = setup.lookup
-    _WORKER["index"] = PolicyIndex(policies)
-    _WORKER["env"] = make_environment(
-        now=lambda: setup.started_at, load_yaml=_load_yaml_value, values=setup.values, exceptions=exceptions,
-        load_documents=lambda text: [d.data for d in load_documents(text)], loader=lookup,
-        namespaces=lookup.namespaces if lookup else None)
-
-    def labels(namespace: str) -> dict | None:
-        found = setup.values.labels_of(namespace)
-        return found if found is not None or lookup is None else lookup.namespace_labels(namespace)
-
-    _WORKER["labels"] = labels
-
-
-def _evaluate(resources: list[Resource]) -> list[list[RuleResult]]:
-    index: PolicyIndex = _WORKER["index"]
-    env: Environment = _WORKER["env"]
-    labels: Callable[[str], Any] = _WORKER["labels"]
-    out = []
-    for resource in resources:
-        data = resource.data
-        view = ResourceView.of(data)
-        results: list[RuleResult] = []
-        for policy in index.for_kind(view.kind):
-            request = Request(operation=env.values.operation(policy.name, view.name), namespace_labels=labels)
-            results.extend(evaluate_policy(policy, data, request, view, env))
-        out.append(results)
-    return out
-
-
-class _Evaluator:
-    """Evaluates chunks of resources in order: in worker processes (each compiling the
-    policies once) when jobs > 1, else in this process."""
-
-    def __init__(self, setup: EvaluationSetup, jobs: int) -> None:
-        self.jobs = jobs
-        self.pool: concurrent.futures.ProcessPoolExecutor | None = None
-        if jobs > 1:
-            # fork is instant; under the scheduler (other threads running) fork a clean server instead
-            method = "fork" if threading.active_count() == 1 else "forkserver"
-            self.pool = concurrent.futures.ProcessPoolExecutor(
-                jobs, mp_context=multiprocessing.get_context(method),
-                initializer=_setup_worker, initargs=(setup,))
-            for future in [self.pool.submit(os.getpid) for _ in range(jobs)]:
-                future.result()  # start the workers before the store opens connections
-        else:
-            _setup_worker(setup)
-
-    def map(self, chunks: Iterable[list[Resource]]) -> Iterator[tuple[list[Resource], list[list[RuleResult]]]]:
-        if self.pool is None:
-            for chunk in chunks:
-                yield chunk, _evaluate(chunk)
-            return
-        window: deque[tuple[list[Resource], concurrent.futures.Future[list[list[RuleResult]]]]] = deque()
-        for chunk in chunks:
-            window.append((chunk, self.pool.submit(_evaluate, chunk)))
-            if len(window) >= 3 * self.jobs:
-                done, future = window.popleft()
-                yield done, future.result()
-        while window:
-            done, future = window.popleft()
-            yield done, future.result()
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-# -- the scan ---------------------------------------------------------------------------
+# -- running the shards --------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -269,52 +170,124 @@ class _Tally:
     enforce_failures: int = 0
 
 
-def _chunks(items: Iterable[Any], errors: list[SourceErrorRecord]) -> Iterator[list[Resource]]:
-    chunk: list[Resource] = []
-    for item in items:
-        if isinstance(item, SourceErrorRecord):
-            errors.append(item)
-            continue
-        chunk.append(item)
-        if len(chunk) >= CHUNK:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+@dataclass(slots=True)
+class _SourceRun:
+    cfg: SourceConfig
+    source: Any
+    tasks: int = 0
+    done: int = 0
+    fatal: list[str] = field(default_factory=list)
 
 
-def _scan_source(cfg: SourceConfig, config: Config, writer: Any, evaluator: _Evaluator, tally: _Tally,
-                 progress: ScanProgress) -> None:
+def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int,
+             writer: Any) -> tuple[_SourceRun, list[ShardTask]]:
+    """Check out a Git source (in this process) and deal the source out into shards."""
     source = build_source(cfg, config)
-    progress.stage(f"source {cfg.name}: reading")
+    run = _SourceRun(cfg, source)
+    # trees are dealt out finer than the worker count so that the pool balances itself
+    count = jobs if cfg.type == "export" or jobs == 1 else 3 * jobs
+    shards = [Shard(i, count) for i in range(count)]
+    tasks: list[ShardTask] = []
+    if cfg.type == "git":
+        try:
+            workdir, commit = source.checkout()
+        except ScannerError as exc:
+            error = SourceErrorRecord(cfg.name, "git", exc.message, exc.location or _location(cfg))
+            writer.add_source(_source_record(cfg, source))
+            writer.add_errors([_error_row(error)])
+            run.fatal.append(exc.message)
+            return run, []
+        source.stats.commit = commit
+        tasks = [ShardTask(first_id + i, cfg.name, "git", root=workdir, commit=commit.sha,
+                           tree=source.options.tree, shard=shard) for i, shard in enumerate(shards)]
+    elif cfg.type == "directory":
+        tasks = [ShardTask(first_id + i, cfg.name, "directory", root=cfg.paths[0], tree=source.options, shard=shard)
+                 for i, shard in enumerate(shards)]
+    else:
+        tasks = [ShardTask(first_id + i, cfg.name, "export", paths=cfg.paths, shard=shard)
+                 for i, shard in enumerate(shards)]
     writer.add_source(_source_record(cfg, source))
-    errors: list[SourceErrorRecord] = []
-    errors_fatal: list[SourceErrorRecord] = []
-    try:
-        for chunk, results in evaluator.map(_chunks(source.iter_items(), errors)):
-            resource_records = [resource_record(r) for r in chunk]
-            writer.add_resources(resource_records)
-            rows = []
-            for record, rule_results in zip(resource_records, results, strict=True):
-                for result in rule_results:
-                    rows.append(records.ResultRecord.from_rule_result(result, record))
-                    tally.counts[str(result.status)] += 1
-                    if result.status is RuleStatus.FAIL and result.action is FailureAction.ENFORCE:
-                        tally.enforce_failures += 1
-            writer.add_results(rows)
-            tally.resources += len(chunk)
-            progress.resources(len(chunk))
+    run.tasks = len(tasks)
+    return run, tasks
+
+
+def _error_row(e: SourceErrorRecord) -> records.ErrorRecord:
+    return records.ErrorRecord(message=e.message, kind=e.kind, source=e.source,
+                               path=e.location.path or "", line=e.location.line)
+
+
+class _Collector:
+    """Writes what the shards emit to the store, in batches, and keeps the tallies."""
+
+    def __init__(self, writer: Any, tasks: dict[int, ShardTask], runs: dict[str, _SourceRun],
+                 progress: ScanProgress) -> None:
+        self.writer, self.tasks, self.runs, self.progress = writer, tasks, runs, progress
+        self.tally = _Tally()
+
+    def __call__(self, message: tuple) -> None:
+        if message[0] == "chunk":
+            _, _task_id, resources, results, errors = message
+            self.writer.add_resources(resources)
+            self.writer.add_results(results)
+            counts = self.tally.counts
+            for result in results:
+                counts[result.status] += 1
+                if result.status is RuleStatus.FAIL and result.action is FailureAction.ENFORCE:
+                    self.tally.enforce_failures += 1
             if errors:
-                fatal_seen = _flush_errors(writer, errors, tally)
-                if fatal_seen:
-                    errors_fatal.extend(fatal_seen)
-    except Exception as exc:  # noqa: BLE001 - one failing source never stops the others
-        errors.append(SourceErrorRecord(cfg.name, "source", f"source failed: {exc}",
-                                        _location(cfg)))
-    fatal = errors_fatal + _flush_errors(writer, errors, tally)
-    if fatal:
-        tally.failed_sources.append(cfg.name)
-    writer.add_source(_source_record(cfg, source, "; ".join(e.message for e in fatal)))
+                self.writer.add_errors([_error_row(e) for e in errors])
+                self.tally.errors += len(errors)
+                for e in source_fatal_errors(errors):
+                    self.runs[e.source].fatal.append(e.message)
+            self.tally.resources += len(resources)
+            self.progress.resources(len(resources))
+        else:
+            _, task_id, _stats, failure = message
+            run = self.runs[self.tasks[task_id].source]
+            run.done += 1
+            if failure:
+                self.fail(run, f"source failed: {failure}")
+
+    def fail(self, run: _SourceRun, message: str) -> None:
+        run.fatal.append(message)
+        self.writer.add_errors([_error_row(SourceErrorRecord(run.cfg.name, "source", message, _location(run.cfg)))])
+        self.tally.errors += 1
+
+
+def _run_tasks(tasks: list[ShardTask], setup: EvaluationSetup, jobs: int, collect: _Collector) -> None:
+    if jobs == 1:
+        setup_worker(setup)
+        for task in tasks:
+            run_task(task, collect)
+        return
+    # fork is instant; under the scheduler (other threads running) start from a clean server instead
+    method = "fork" if threading.active_count() == 1 else "forkserver"
+    context = multiprocessing.get_context(method)
+    queue = context.Queue(maxsize=4 * jobs)
+    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=_setup_with_queue,
+                                                  initargs=(setup, queue))
+    try:
+        futures = {pool.submit(run_task, task): task for task in tasks}
+        finished: set[int] = set()
+        while len(finished) < len(tasks):
+            try:
+                message = queue.get(timeout=0.5)
+            except Empty:
+                for future, task in futures.items():
+                    if task.task_id not in finished and future.done() and future.exception() is not None:
+                        finished.add(task.task_id)
+                        collect.runs[task.source].done += 1
+                        collect.fail(collect.runs[task.source], f"worker failed: {future.exception()}")
+                continue
+            collect(message)
+            if message[0] == "done":
+                finished.add(message[1])
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _setup_with_queue(setup: EvaluationSetup, queue: Any) -> None:
+    setup_worker(setup, queue.put)
 
 
 def source_fatal_errors(errors: list[SourceErrorRecord]) -> list[SourceErrorRecord]:
@@ -322,22 +295,8 @@ def source_fatal_errors(errors: list[SourceErrorRecord]) -> list[SourceErrorReco
     return [e for e in errors if e.kind in ("git", "source")]
 
 
-def _location(cfg: SourceConfig) -> Any:
-    from scanner.errors import Location
-
+def _location(cfg: SourceConfig) -> Location:
     return Location(redact(cfg.git.url) if cfg.git else (cfg.paths[0] if cfg.paths else None))
-
-
-def _flush_errors(writer: Any, errors: list[SourceErrorRecord], tally: _Tally) -> list[SourceErrorRecord]:
-    """Store the pending error records; returns those that failed the whole source."""
-    if not errors:
-        return []
-    fatal = source_fatal_errors(errors)
-    writer.add_errors([records.ErrorRecord(message=e.message, kind=e.kind, source=e.source,
-                                           path=e.location.path or "", line=e.location.line) for e in errors])
-    tally.errors += len(errors)
-    errors.clear()
-    return fatal
 
 
 def exit_code_for(config: Config, tally: _Tally) -> int:
@@ -370,7 +329,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     exceptions, exception_errors = load_exceptions(config.exceptions)
     if exception_errors:
         raise PolicySetError(exception_errors)
-    started_at = now or datetime.now(timezone.utc)
+    started_at = now or datetime.now(UTC)
     raw_policies = tuple(p.raw for p in policy_set.policies)
     lookup = None
     if policies_need_lookup(raw_policies):
@@ -378,29 +337,34 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         lookup = _prepass(selected, config)
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookup)
     jobs = jobs or config.scan.jobs or os.cpu_count() or 1
-    evaluator = _Evaluator(setup, jobs)
-    tally = _Tally()
+    store = Store(config.database_url)
     try:
-        store = Store(config.database_url)
-        try:
-            with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger,
-                                                  scanner_version=__version__,
-                                                  config_digest=config.digest)) as writer:
-                writer.add_policies(policy_record(p) for p in policy_set.policies)
-                for cfg in selected:
-                    _scan_source(cfg, config, writer, evaluator, tally, progress)
-                status = writer.finish(records.RunStatus.PARTIAL if tally.failed_sources
-                                       else records.RunStatus.SUCCEEDED)
-                run_id = writer.run_id
-            progress.stage("rendering reports")
-            from scanner.report_builder import render_configured_reports, run_changes
-
-            new, resolved = run_changes(store, run_id)
-            reports = render_configured_reports(store, run_id, config)
-        finally:
-            store.close()
+        with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,
+                                              config_digest=config.digest)) as writer:
+            writer.add_policies(policy_record(p) for p in policy_set.policies)
+            runs: dict[str, _SourceRun] = {}
+            tasks: list[ShardTask] = []
+            for cfg in selected:
+                progress.stage(f"source {cfg.name}: preparing")
+                source_run, source_tasks = _prepare(cfg, config, jobs, len(tasks), writer)
+                runs[cfg.name] = source_run
+                tasks += source_tasks
+            progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
+            collect = _Collector(writer, {t.task_id: t for t in tasks}, runs, progress)
+            tasks.sort(key=lambda t: not t.paths)  # exports (whole files, the largest units) first
+            _run_tasks(tasks, setup, jobs, collect)
+            tally = collect.tally
+            for name, source_run in runs.items():
+                if source_run.fatal:
+                    tally.failed_sources.append(name)
+                    writer.add_source(_source_record(source_run.cfg, source_run.source, "; ".join(source_run.fatal)))
+            status = writer.finish(records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
+            run_id = writer.run_id
+        progress.stage("rendering reports")
+        new, resolved = run_changes(store, run_id)
+        reports = render_configured_reports(store, run_id, config)
     finally:
-        evaluator.close()
+        store.close()
     return ScanOutcome(
         run_id=run_id, status=str(status), resources=tally.resources, counts=dict(tally.counts),
         new_findings=new, resolved_findings=resolved, errors=tally.errors,
@@ -418,14 +382,9 @@ def _prepass(selected: list[SourceConfig], config: Config) -> ResourceLookup:
             for item in build_source(cfg, config).iter_items():
                 if isinstance(item, Resource):
                     lookup.add(item.data)
-        except Exception:  # noqa: BLE001 - the main pass records the source's failure
+        except Exception:
             continue
     return lookup
-
-
-def _load_yaml_value(text: str) -> Any:
-    docs = load_documents(text)
-    return docs[0].data if docs else None
 
 
 def run_scheduled(config_path: str, jobs: int | None = None) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from scanner.errors import Location
 from scanner.sources.documents import Origin, SourceItem
-from scanner.sources.paths import PathFilter, TreeFile, walk_tree
+from scanner.sources.paths import PathFilter, Shard, TreeFile, walk_tree
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.sources.tree import read_file
 from scanner.yamldoc import DEFAULT_LIMITS, YamlLimits
@@ -22,28 +22,36 @@ class ExportSource:
     source_type = "export"
 
     def __init__(self, name: str, paths: Sequence[str], limits: YamlLimits = DEFAULT_LIMITS,
-                 path_filter: PathFilter | None = None) -> None:
+                 path_filter: PathFilter | None = None, shard: Shard | None = None) -> None:
         self.name = name
         self.paths = list(paths)
         self.limits = limits
         self.path_filter = path_filter or PathFilter()
+        self.shard = shard or Shard()
         self.stats = SourceStats()
 
     def iter_items(self) -> Iterator[SourceItem]:
         self.stats = SourceStats()
         origin = Origin(self.name, self.source_type)
+        position = 0
         for path in self.paths:
             if os.path.isdir(path):
                 skipped: dict[str, int] = {}
                 for tree_file in walk_tree(path, self.path_filter, skipped):
+                    position += 1
+                    if not self.shard.owns(position - 1):
+                        continue
                     shown = TreeFile(f"{os.path.basename(os.path.normpath(path))}/"
                                      f"{tree_file.relpath}", tree_file.path)
                     yield from read_file(shown, origin, self.stats, self.limits)
-                self.stats.skipped.update(skipped)
+                if self.shard.first:
+                    self.stats.skipped.update(skipped)
             elif os.path.isfile(path):
-                yield from read_file(TreeFile(os.path.basename(path), path), origin,
-                                     self.stats, self.limits)
-            else:
+                position += 1
+                if self.shard.owns(position - 1):
+                    yield from read_file(TreeFile(os.path.basename(path), path), origin,
+                                         self.stats, self.limits)
+            elif self.shard.first:
                 self.stats.errors += 1
                 yield ErrorRecord(self.name, "read", "no such file or directory",
                                   Location(path))

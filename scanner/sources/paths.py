@@ -103,3 +103,21 @@ def walk_tree(
                     continue
             if path_filter.accepts(relpath):
                 yield TreeFile(relpath, full)
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """One of ``count`` disjoint parts of a source, so several processes can read it together.
+
+    Files (and Kustomize overlays) are dealt out by their position in the sorted walk.
+    """
+
+    index: int = 0
+    count: int = 1
+
+    def owns(self, position: int) -> bool:
+        return position % self.count == self.index
+
+    @property
+    def first(self) -> bool:
+        return self.index == 0

@@ -11,7 +11,7 @@ import os
 import posixpath
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scanner.errors import Location
 from scanner.sources.documents import (
@@ -29,7 +29,7 @@ from scanner.sources.kustomize import (
     render_batch,
 )
 from scanner.sources.kustomize_native import NativeResult, render_native
-from scanner.sources.paths import PathFilter, TreeFile, walk_tree
+from scanner.sources.paths import PathFilter, Shard, TreeFile, walk_tree
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits
 
@@ -44,6 +44,7 @@ class TreeOptions:
     limits: YamlLimits = DEFAULT_LIMITS
     render_batch_size: int = 100
     render_timeout: float = 300.0
+    shard: Shard = field(default_factory=Shard)
 
 
 def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
@@ -73,13 +74,16 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
               stats: SourceStats) -> Iterator[SourceItem]:
     """Every resource and error record of the tree at ``root``, paths relative to it."""
     skipped: dict[str, int] = {}
+    shard = options.shard
     files = list(walk_tree(root, PathFilter(options.include, options.exclude), skipped))
-    stats.skipped.update(skipped)
+    if shard.first:
+        stats.skipped.update(skipped)
     render_plan = plan(root, [f.relpath for f in files])
+    my_overlays = [o for i, o in enumerate(render_plan.overlays) if shard.owns(i)]
     command = find_renderer(options.kustomize)
     rendering = command is not None and bool(render_plan.overlays)
     if options.kustomize == "auto" and command is None:
-        for overlay in render_plan.overlays:
+        for overlay in my_overlays:
             stats.errors += 1
             yield ErrorRecord(origin.source, "renderer-missing",
                               "no Kustomize renderer (kustomize or kubectl) on PATH; "
@@ -91,12 +95,14 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
         native = NativeResult()
         if pool is not None and command is not None:
             size = max(1, options.render_batch_size)
-            native = render_native(root, render_plan.overlays)  # the rest falls back
-            overlays = [o for o in render_plan.overlays if o in native.fallback]
+            native = render_native(root, my_overlays)  # the rest falls back
+            overlays = [o for o in my_overlays if o in native.fallback]
             futures = [pool.submit(render_batch, command, root, overlays[i:i + size],
                                    options.render_timeout)
                        for i in range(0, len(overlays), size)]
-        for tree_file in files:
+        for position, tree_file in enumerate(files):
+            if not shard.owns(position):
+                continue
             if posixpath.basename(tree_file.relpath) in KUSTOMIZATION_FILES:
                 stats.skipped["kustomize-config"] += 1
             elif rendering and tree_file.relpath in render_plan.covered:
@@ -108,7 +114,7 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
         outputs = {output.overlay: output for output in native.outputs}
         for future in futures:
             outputs.update((output.overlay, output) for output in future.result())
-        for overlay in render_plan.overlays:
+        for overlay in my_overlays:
             if overlay in outputs:
                 yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats)
     finally:

@@ -118,6 +118,10 @@ class ResourceRecord:
     def identity(self) -> tuple[str, str, str, str, str]:
         return (self.source, self.api_version, self.kind, self.namespace, self.name)
 
+    def __reduce__(self) -> tuple:  # plain tuples pickle much faster than slotted dataclass state
+        return (ResourceRecord, (self.source, self.api_version, self.kind, self.name, self.namespace,
+                                 self.path, self.document, self.item, self.line, self.commit_sha))
+
 
 @dataclass(frozen=True, slots=True)
 class ResultRecord:
@@ -131,6 +135,10 @@ class ResultRecord:
     path: str = ""
     action: FailureAction = FailureAction.AUDIT
     declared_rule: str = ""
+
+    def __reduce__(self) -> tuple:  # plain tuples pickle much faster than slotted dataclass state
+        return (ResultRecord, (self.policy, self.rule, self.resource, self.status, self.message, self.path,
+                               self.action, self.declared_rule))
 
     @classmethod
     def from_rule_result(cls, result: RuleResult, resource: ResourceRecord) -> ResultRecord:

@@ -76,12 +76,18 @@ def iter_run_results(connection: Connection, run_id: int, *,
     if wanted:
         query = query.where(Result.status.in_(wanted))
     stream = connection.execution_options(yield_per=STREAM_BATCH).execute(query)
-    for row in stream:
-        resource = ResourceRef(source=row.source, api_version=row.api_version, kind=row.kind,
-                               namespace=row.namespace, name=row.name)
+    statuses_by_value = {s.value: s for s in RuleStatus}
+    actions_by_value = {a.value: a for a in FailureAction}
+    resources: dict[tuple, ResourceRef] = {}  # one object per resource, shared by its results
+    for (policy_id, rule, declared_rule, status, message, path, action, source, api_version, kind,
+         namespace, name, file, document, item, line, commit_sha) in stream.tuples():
+        key = (source, api_version, kind, namespace, name)
+        resource = resources.get(key)
+        if resource is None:
+            resource = resources[key] = ResourceRef(source=source, api_version=api_version, kind=kind,
+                                                    namespace=namespace, name=name)
         yield ReportResult(
-            policy=policies[row.policy_id], rule=row.rule, declared_rule=row.declared_rule,
-            status=RuleStatus(row.status), message=row.message, path=row.path,
-            action=FailureAction(row.action), resource=resource, file=row.file,
-            document=row.document_index, item=row.item_index, line=row.line,
-            commit_sha=row.commit_sha)
+            policy=policies[policy_id], rule=rule, declared_rule=declared_rule,
+            status=statuses_by_value[status], message=message, path=path,
+            action=actions_by_value[action], resource=resource, file=file,
+            document=document, item=item, line=line, commit_sha=commit_sha)

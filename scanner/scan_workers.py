@@ -1,0 +1,146 @@
+"""The worker side of a scan: compile the policies once per process, then read one shard of a
+source, evaluate its resources and stream the results back in batches.
+
+Messages sent to the scan (through ``emit``): ``("chunk", task, resources, results, errors)``
+and, once per task, ``("done", task, stats, failure)``.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from scanner.engine.environment import Environment, make_environment
+from scanner.engine.evaluate import PolicyIndex, evaluate_policy
+from scanner.engine.match import Request, ResourceView
+from scanner.engine.values import Values
+from scanner.lookup import ResourceLookup
+from scanner.sources.documents import Origin
+from scanner.sources.export import ExportSource
+from scanner.sources.paths import Shard
+from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
+from scanner.sources.tree import TreeOptions, scan_tree
+from scanner.store import records
+from scanner.yamldoc import load_documents
+
+CHUNK = 64
+Emit = Callable[[tuple], None]
+_WORKER: dict[str, Any] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationSetup:
+    """What a worker needs to compile the policies and build the environment itself."""
+
+    policies: tuple[dict, ...]
+    values: Values
+    exceptions: tuple[dict, ...]
+    started_at: datetime
+    lookup: ResourceLookup | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShardTask:
+    """One shard of one source: a tree (Git checkout or directory) or export files."""
+
+    task_id: int
+    source: str
+    source_type: str
+    root: str = ""
+    paths: tuple[str, ...] = ()
+    commit: str | None = None
+    tree: TreeOptions = TreeOptions()
+    shard: Shard = Shard()
+
+
+def load_yaml_value(text: str) -> Any:
+    docs = load_documents(text)
+    return docs[0].data if docs else None
+
+
+def setup_worker(setup: EvaluationSetup, emit: Emit | None = None) -> None:
+    """Compile the policies and build the evaluation environment of this process."""
+    from scanner.engine.exceptions import parse_exception
+    from scanner.engine.policy import parse_policy
+
+    lookup = setup.lookup
+    _WORKER["index"] = PolicyIndex([parse_policy(doc) for doc in setup.policies])
+    _WORKER["env"] = make_environment(
+        now=lambda: setup.started_at, load_yaml=load_yaml_value, values=setup.values,
+        exceptions=tuple(parse_exception(doc) for doc in setup.exceptions),
+        load_documents=lambda text: [d.data for d in load_documents(text)], loader=lookup,
+        namespaces=lookup.namespaces if lookup else None)
+
+    def labels(namespace: str) -> dict | None:
+        found = setup.values.labels_of(namespace)
+        return found if found is not None or lookup is None else lookup.namespace_labels(namespace)
+
+    _WORKER["labels"] = labels
+    if emit is not None:
+        _WORKER["emit"] = emit
+
+
+def resource_record(resource: Resource) -> records.ResourceRecord:
+    ident, prov = resource.identity, resource.provenance
+    return records.ResourceRecord(
+        source=prov.source, api_version=ident.api_version, kind=ident.kind, name=ident.name or "",
+        namespace=ident.namespace or "", path=prov.path, document=prov.document, item=prov.item,
+        line=prov.line, commit_sha=prov.commit or "",
+    )
+
+
+def evaluate_chunk(resources: list[Resource]) -> tuple[list[records.ResourceRecord], list[records.ResultRecord]]:
+    index: PolicyIndex = _WORKER["index"]
+    env: Environment = _WORKER["env"]
+    labels = _WORKER["labels"]
+    resource_rows, result_rows = [], []
+    for resource in resources:
+        data = resource.data
+        view = ResourceView.of(data)
+        record = resource_record(resource)
+        resource_rows.append(record)
+        for policy in index.for_kind(view.kind):
+            request = Request(operation=env.values.operation(policy.name, view.name), namespace_labels=labels)
+            for result in evaluate_policy(policy, data, request, view, env):
+                result_rows.append(records.ResultRecord.from_rule_result(result, record))
+    return resource_rows, result_rows
+
+
+def _items(task: ShardTask, stats: SourceStats) -> Iterator[Resource | ErrorRecord]:
+    if task.paths:
+        source = ExportSource(task.source, list(task.paths), shard=task.shard)
+        yield from source.iter_items()
+        stats.files, stats.documents, stats.resources, stats.errors = (
+            source.stats.files, source.stats.documents, source.stats.resources, source.stats.errors)
+        stats.skipped.update(source.stats.skipped)
+    else:
+        origin = Origin(task.source, task.source_type, task.commit)
+        yield from scan_tree(task.root, origin, replace(task.tree, shard=task.shard), stats)
+
+
+def run_task(task: ShardTask, emit: Emit | None = None) -> None:
+    """Read, evaluate and emit one shard; failures are reported, never raised."""
+    emit = emit or _WORKER["emit"]
+    stats = SourceStats()
+    failure = None
+    try:
+        chunk: list[Resource] = []
+        errors: list[ErrorRecord] = []
+        for item in _items(task, stats):
+            if isinstance(item, ErrorRecord):
+                errors.append(item)
+                continue
+            chunk.append(item)
+            if len(chunk) >= CHUNK:
+                emit(("chunk", task.task_id, *evaluate_chunk(chunk), errors))
+                chunk, errors = [], []
+        if chunk or errors:
+            emit(("chunk", task.task_id, *evaluate_chunk(chunk), errors))
+    except Exception as exc:  # noqa: BLE001 - reported to the scan as a failed source
+        failure = f"{type(exc).__name__}: {exc}"
+        if _WORKER.get("verbose"):
+            traceback.print_exc()
+    emit(("done", task.task_id, stats, failure))
