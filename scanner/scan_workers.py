@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -52,8 +52,8 @@ class ShardTask:
     root: str = ""
     paths: tuple[str, ...] = ()
     commit: str | None = None
-    tree: TreeOptions = TreeOptions()
-    shard: Shard = Shard()
+    tree: TreeOptions = field(default_factory=TreeOptions)
+    shard: Shard = field(default_factory=Shard)
 
 
 def load_yaml_value(text: str) -> Any:
@@ -139,7 +139,7 @@ def run_task(task: ShardTask, emit: Emit | None = None) -> None:
                 chunk, errors = [], []
         if chunk or errors:
             emit(("chunk", task.task_id, *evaluate_chunk(chunk), errors))
-    except Exception as exc:  # noqa: BLE001 - reported to the scan as a failed source
+    except Exception as exc:
         failure = f"{type(exc).__name__}: {exc}"
         if _WORKER.get("verbose"):
             traceback.print_exc()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, JobExecutionEvent
@@ -48,14 +48,14 @@ def scheduled_scan(config_path: str, jobs: int | None = None) -> int:
 def build_scheduler(config: Config, *, run_now: bool = False, jobs: int | None = None) -> BlockingScheduler:
     if not config.schedule and not run_now:
         raise ConfigError("the config has no schedule entries", None)
-    scheduler = BlockingScheduler(timezone=timezone.utc)
+    scheduler = BlockingScheduler(timezone=UTC)
     options = {"max_instances": 1, "coalesce": True, "misfire_grace_time": config.scan.misfire_grace_seconds,
                "replace_existing": True}
     for i, entry in enumerate(config.schedule):
         scheduler.add_job(JOB, trigger=cron_trigger(entry), args=[config.path, jobs], id=f"scan-{i}",
                           name=f"scan ({entry.cron} {entry.timezone})", **options)
     if run_now:
-        scheduler.add_job(JOB, trigger="date", run_date=datetime.now(timezone.utc), args=[config.path, jobs],
+        scheduler.add_job(JOB, trigger="date", run_date=datetime.now(UTC), args=[config.path, jobs],
                           id="scan-now", name="scan (at start)", **options)
 
     def listen(event: JobExecutionEvent) -> None:

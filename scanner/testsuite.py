@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import evaluate_policy
+from scanner.engine.exceptions import PolicyException
 from scanner.engine.match import Request, ResourceView, UserInfo
 from scanner.engine.normalize import normalize_resource
 from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import ManifestError, ScannerError
-from scanner.engine.exceptions import PolicyException
 from scanner.policies import PolicySet, load_exceptions, load_policies
 from scanner.yamldoc import iter_documents, load_documents
 
@@ -216,7 +216,7 @@ def _compare(suite: Suite) -> list[TestRow]:
     policies = {p.name: p for p in suite.policies.policies}
     env = make_environment(now=lambda: now, load_yaml=load_yaml_value, values=suite.values,
                            exceptions=tuple(suite.exceptions))
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     cache: dict[tuple[int, str, str | None], list[RuleResult]] = {}
     views = {id(r): ResourceView.of(r) for r in suite.resources}
 

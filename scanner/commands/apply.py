@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from collections import Counter
+from datetime import UTC
 from typing import Any
 
 import click
@@ -99,10 +100,10 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     return 1 if enforce_fail or has_error or errors or policy_set.errors or exception_errors else 0
 
 
-def _now_function():  # noqa: ANN202 - a clock fixed at the start of the run
-    from datetime import datetime, timezone
+def _now_function():
+    from datetime import datetime
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return lambda: now
 
 
@@ -134,7 +135,7 @@ def _row(loaded: LoadedResource, policy: Policy, r: RuleResult) -> dict[str, Any
 
 def _print_summary(evaluated: list[tuple[LoadedResource, Policy, RuleResult]]) -> None:
     counts: Counter[str] = Counter()
-    for loaded, policy, r in evaluated:
+    for loaded, _policy, r in evaluated:
         counts[str(r.status)] += 1
         if r.status in (RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.ERROR):
             res = loaded.resource

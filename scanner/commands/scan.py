@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 import traceback
 
 import click
@@ -18,12 +19,13 @@ class _Progress:
         self.quiet = quiet
         self.tty = sys.stderr.isatty()
         self.count = 0
+        self.start = time.monotonic()
 
     def stage(self, message: str) -> None:
         if not self.quiet:
             if self.tty:
                 click.echo("\r\033[K", nl=False, err=True)
-            click.echo(message, err=True)
+            click.echo(f"[{time.monotonic() - self.start:6.1f}s] {message}", err=True)
 
     def resources(self, count: int) -> None:
         self.count += count

@@ -129,9 +129,8 @@ def _replace_kinds(block: Any, new_kinds: list[str], cronjob: bool, legacy_only_
                 if not isinstance(f, dict):
                     continue
                 kinds = _kinds(f)
-                if cronjob or any(_is_pod(k) for k in kinds):
-                    if kinds or not legacy_only_with_kinds:
-                        f.setdefault("resources", {})["kinds"] = list(new_kinds)
+                if (cronjob or any(_is_pod(k) for k in kinds)) and (kinds or not legacy_only_with_kinds):
+                    f.setdefault("resources", {})["kinds"] = list(new_kinds)
             return block
     kinds = _kinds(block)
     if kinds or not legacy_only_with_kinds:

@@ -13,8 +13,8 @@ from scanner.engine.context import VariableContext
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.exceptions import SKIP_MESSAGE, PolicyException
 from scanner.engine.foreach import run_foreach
-from scanner.engine.manifests import evaluate_manifests
 from scanner.engine.kinds import is_cluster_scoped
+from scanner.engine.manifests import evaluate_manifests
 from scanner.engine.match import Request, ResourceView, is_excluded
 from scanner.engine.podsecurity import evaluate_pod_security
 from scanner.engine.policy import ActionOverride, Policy, Rule

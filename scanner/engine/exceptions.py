@@ -43,7 +43,7 @@ class PolicyException:
             return False
         try:
             return evaluate_block(self.conditions, substitute).value
-        except Exception:  # noqa: BLE001 - an evaluation error means the exception does not apply
+        except Exception:
             return False
 
 

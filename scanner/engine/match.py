@@ -164,9 +164,7 @@ class ResourceFilter:
                 return False
             if not self.namespace_selector.matches(request.namespace_labels(res.namespace) or {}):
                 return False
-        if use_user_info and not self._user_matches(request.user):
-            return False
-        return True
+        return not use_user_info or self._user_matches(request.user)
 
     def _user_matches(self, user: UserInfo | None) -> bool:
         if user is None:
@@ -175,9 +173,7 @@ class ResourceFilter:
             return False
         if self.cluster_roles and not any(r in user.cluster_roles for r in self.cluster_roles):
             return False
-        if self.subjects and not any(_subject_matches(s, user) for s in self.subjects):
-            return False
-        return True
+        return not self.subjects or any(_subject_matches(s, user) for s in self.subjects)
 
 
 def _subject_matches(subject: dict, user: UserInfo) -> bool:

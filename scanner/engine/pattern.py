@@ -206,9 +206,8 @@ class _Entry:
         self.star = value == "*" and isinstance(value, str)
         self.node = None if anchor is Anchor.NEGATION else compile_node(value)
         self.existence: list[Node] | None = None
-        if anchor is Anchor.EXISTENCE and isinstance(value, list):
-            if all(isinstance(item, dict) for item in value):
-                self.existence = [compile_node(item) for item in value]
+        if anchor is Anchor.EXISTENCE and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            self.existence = [compile_node(item) for item in value]
 
 
 class MapNode(Node):
@@ -352,7 +351,8 @@ def _metadata_expansions(raw: dict) -> tuple[str, tuple[str, ...]] | None:
     meta_key = _find_key(raw, "metadata")
     if meta_key is None or not isinstance(raw[meta_key], dict):
         return None
-    tags = tuple(t for t in ("labels", "annotations") if isinstance(raw[meta_key].get(_find_key(raw[meta_key], t) or ""), dict))
+    meta = raw[meta_key]
+    tags = tuple(t for t in ("labels", "annotations") if isinstance(meta.get(_find_key(meta, t) or ""), dict))
     if not tags:
         return None
     return meta_key, tags

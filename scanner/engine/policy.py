@@ -165,7 +165,8 @@ def parse_overrides(raw: Any, problems: list[tuple[str, str]], pointer: str) -> 
 
 
 def _handler_of(validate: dict) -> str | None:
-    if validate.get("manifests") and (validate["manifests"].get("attestors") if isinstance(validate["manifests"], dict) else True):
+    manifests = validate.get("manifests")
+    if manifests and (manifests.get("attestors") if isinstance(manifests, dict) else True):
         return "manifests"
     if validate.get("podSecurity"):
         return "podSecurity"
@@ -275,7 +276,8 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
         try:
             rule.extra["preconditions"] = parse_conditions(raw["preconditions"], pointer=pointer + "/preconditions")
         except PolicyError as exc:
-            problems.append((exc.location.pointer if exc.location and exc.location.pointer else pointer + "/preconditions", exc.message))
+            where = exc.location.pointer if exc.location and exc.location.pointer else pointer + "/preconditions"
+            problems.append((where, exc.message))
     if rule.handler == "cel":
         from scanner.engine.cel import compile_cel_rule
         from scanner.engine.cel_env import CelCompileError
@@ -348,7 +350,8 @@ def parse_policy(doc: Any) -> Policy:
     name = meta.get("name")
     display = name if isinstance(name, str) and name else "<unnamed>"
     if doc.get("apiVersion") not in POLICY_API_VERSIONS:
-        problems.append(("/apiVersion", f"unsupported apiVersion {doc.get('apiVersion')!r} (want kyverno.io/v1 or kyverno.io/v2beta1)"))
+        problems.append(("/apiVersion", f"unsupported apiVersion {doc.get('apiVersion')!r} "
+                                        "(want kyverno.io/v1 or kyverno.io/v2beta1)"))
     kind = doc.get("kind")
     if kind not in POLICY_KINDS:
         problems.append(("/kind", f"unsupported kind {kind!r} (want ClusterPolicy or Policy)"))
@@ -370,7 +373,8 @@ def parse_policy(doc: Any) -> Policy:
     if spec.get("admission") is False and not background:
         problems.append(("/spec", "admission and background cannot both be false"))
     if kind == "Policy" and spec.get("validationFailureActionOverrides"):
-        problems.append(("/spec/validationFailureActionOverrides", "a namespaced Policy cannot have validationFailureActionOverrides"))
+        problems.append(("/spec/validationFailureActionOverrides",
+                         "a namespaced Policy cannot have validationFailureActionOverrides"))
     apply_rules = spec.get("applyRules")
     if apply_rules is not None and apply_rules not in ("One", "All"):
         problems.append(("/spec/applyRules", "applyRules must be One or All"))
@@ -394,7 +398,8 @@ def parse_policy(doc: Any) -> Policy:
         policy_checks.check_rule_variables(raw, problems, rp, background, contexts)
         policy_checks.check_conditions(raw.get("preconditions"), problems, rp + "/preconditions")
         if isinstance(validate.get("deny"), dict):
-            policy_checks.check_conditions(validate["deny"].get("conditions"), problems, rp + "/validate/deny/conditions")
+            policy_checks.check_conditions(validate["deny"].get("conditions"), problems,
+                                           rp + "/validate/deny/conditions")
         for path, fe in _foreach_entries(validate.get("foreach")):
             fp = f"{rp}/validate/foreach/{path}"
             policy_checks.check_conditions(fe.get("preconditions"), problems, fp + "/preconditions", any_all_only=True)
@@ -413,7 +418,8 @@ def parse_policy(doc: Any) -> Policy:
                             problems.append((f"{fptr}/{key}", f"{key} are not allowed when background is true"))
                     res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
                     if part == "match" and any(k == "*" for k in res.get("kinds") or []):
-                        problems.append((f"{fptr}/resources/kinds", "wildcard kind '*' is not allowed when background is true"))
+                        problems.append((f"{fptr}/resources/kinds",
+                                         "wildcard kind '*' is not allowed when background is true"))
         rules.append(compile_rule(raw, problems, rp))
     if problems:
         raise InvalidPolicyError(display, problems)

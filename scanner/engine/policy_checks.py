@@ -88,7 +88,8 @@ def check_conditions(raw: Any, problems: Problems, pointer: str, *, any_all_only
                 values = values if isinstance(values, list) else [values]
                 bad = [v for v in values if isinstance(v, str) and "{{" not in v and v not in _OPERATIONS]
                 if bad:
-                    problems.append((cp + "/value", f"invalid operation {bad[0]!r}: must be one of CREATE, UPDATE, DELETE, CONNECT"))
+                    problems.append((cp + "/value", f"invalid operation {bad[0]!r}: "
+                                     "must be one of CREATE, UPDATE, DELETE, CONNECT"))
 
 
 def check_context(entries: Any, problems: Problems, pointer: str, names: list[tuple[str, str]]) -> None:
@@ -220,12 +221,13 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
         if action is not None and action not in ("Audit", "Enforce"):
             problems.append((pointer + "/validate/failureAction", "failureAction must be Audit or Enforce"))
         elements = [k for k in ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "assert")
-                    if validate.get(k) is not None and validate.get(k) != {} or (k == "deny" and "deny" in validate)]
+                    if (validate.get(k) is not None and validate.get(k) != {}) or (k == "deny" and "deny" in validate)]
         manifests = validate.get("manifests")
         if isinstance(manifests, dict) and manifests.get("attestors"):
             elements.append("manifests")
         if len(elements) > 1:
-            problems.append((pointer + "/validate", "only one of pattern, anyPattern, deny, foreach, cel can be specified"
+            problems.append((pointer + "/validate",
+                             "only one of pattern, anyPattern, deny, foreach, cel can be specified"
                              f" (found {', '.join(elements)})"))
         elif not elements and rule.get("validate"):
             problems.append((pointer + "/validate", "one of pattern, anyPattern, deny, foreach, cel must be specified"))

@@ -75,7 +75,7 @@ def test_test_command_invalid_policy_is_reported_not_dropped(tmp_path: pathlib.P
     (tmp_path / "kyverno-test.yaml").write_text(
         "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
         "resources: [r.yaml]\nresults:\n- {policy: bad, rule: r, kind: Pod, resources: [x], result: pass}\n")
-    code, out, _ = run(capsys, "test", str(tmp_path))
+    _, out, _ = run(capsys, "test", str(tmp_path))
     assert "policy.yaml:7:" in out and "at least one kind is required" in out
     assert "invalid policy" in out
 
@@ -92,7 +92,7 @@ def test_apply_policy_report_summary(capsys: pytest.CaptureFixture[str]) -> None
     import yaml
 
     case = CASES / "pattern-anchors"
-    code, out, _ = run(capsys, "apply", str(case / "policy.yaml"), "--resource", str(case / "resources.yaml"),
+    _, out, _ = run(capsys, "apply", str(case / "policy.yaml"), "--resource", str(case / "resources.yaml"),
                        "-o", "policy-report")
     [report] = list(yaml.safe_load_all(out))
     assert report["kind"] == "ClusterPolicyReport"
@@ -145,7 +145,7 @@ items:
 - {apiVersion: apps/v1, kind: Deployment, metadata: {name: api, namespace: pay}}
 - {apiVersion: apps/v1, kind: Deployment, metadata: {name: toy, namespace: lab}}
 """)
-    code, out, _ = run(capsys, "apply", str(tmp_path / "policy.yaml"), "--resource", str(tmp_path / "res.yaml"),
+    _, out, _ = run(capsys, "apply", str(tmp_path / "policy.yaml"), "--resource", str(tmp_path / "res.yaml"),
                        "-o", "json")
     got = {r["resource"]["name"]: r["status"] for r in json.loads(out)}
     assert got == {"web": "pass", "api": "fail"}

@@ -97,7 +97,7 @@ def test_scan_killed_mid_run_is_marked_interrupted_by_the_next(project: Project,
                 store = Store(f"sqlite:///{project.db}", check_schema=False)
                 running = [r for r in store.list_runs(limit=5) if str(r.status) == "running"]
                 store.close()
-            except Exception:  # noqa: BLE001 - the schema may still be being created
+            except Exception:
                 running = []
             if running:
                 break

@@ -23,7 +23,7 @@ def _runs(project: Project) -> list[str]:
             return [str(r.status) for r in store.list_runs(limit=20)]
         finally:
             store.close()
-    except Exception:  # noqa: BLE001 - the first run may still be creating the schema
+    except Exception:
         return []
 
 
