@@ -29,7 +29,7 @@ from scanner.errors import ConfigError, Location, PolicyError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, load_exceptions, load_policies
 from scanner.report_builder import render_configured_reports, run_changes
-from scanner.scan_workers import EvaluationSetup, ShardTask, run_task, setup_worker
+from scanner.scan_workers import EvaluationSetup, ShardTask, records_of, run_task, setup_worker
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource, redact
@@ -219,16 +219,29 @@ def _error_row(e: SourceErrorRecord) -> records.ErrorRecord:
 class _Collector:
     """Writes what the shards emit to the store, in batches, and keeps the tallies."""
 
+    BATCH = 8000  # results per write: few, short transactions
+
     def __init__(self, writer: Any, tasks: dict[int, ShardTask], runs: dict[str, _SourceRun],
                  progress: ScanProgress) -> None:
         self.writer, self.tasks, self.runs, self.progress = writer, tasks, runs, progress
         self.tally = _Tally()
+        self.resources: list[records.ResourceRecord] = []
+        self.results: list[records.ResultRecord] = []
+
+    def flush(self) -> None:
+        if self.resources:
+            self.writer.add_resources(self.resources)
+            self.writer.add_results(self.results)
+            self.resources, self.results = [], []
 
     def __call__(self, message: tuple) -> None:
         if message[0] == "chunk":
-            _, _task_id, resources, results, errors = message
-            self.writer.add_resources(resources)
-            self.writer.add_results(results)
+            _, _task_id, resource_rows, result_rows, errors = message
+            resources, results = records_of(resource_rows, result_rows)
+            self.resources += resources
+            self.results += results
+            if len(self.results) >= self.BATCH:
+                self.flush()
             counts = self.tally.counts
             for result in results:
                 counts[result.status] += 1
@@ -353,6 +366,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             collect = _Collector(writer, {t.task_id: t for t in tasks}, runs, progress)
             tasks.sort(key=lambda t: not t.paths)  # exports (whole files, the largest units) first
             _run_tasks(tasks, setup, jobs, collect)
+            collect.flush()
             tally = collect.tally
             for name, source_run in runs.items():
                 if source_run.fatal:

@@ -7,6 +7,7 @@ and, once per task, ``("done", task, stats, failure)``.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -16,6 +17,7 @@ from typing import Any
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.evaluate import PolicyIndex, evaluate_policy
 from scanner.engine.match import Request, ResourceView
+from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup
 from scanner.sources.documents import Origin
@@ -83,30 +85,47 @@ def setup_worker(setup: EvaluationSetup, emit: Emit | None = None) -> None:
         _WORKER["emit"] = emit
 
 
-def resource_record(resource: Resource) -> records.ResourceRecord:
-    ident, prov = resource.identity, resource.provenance
-    return records.ResourceRecord(
-        source=prov.source, api_version=ident.api_version, kind=ident.kind, name=ident.name or "",
-        namespace=ident.namespace or "", path=prov.path, document=prov.document, item=prov.item,
-        line=prov.line, commit_sha=prov.commit or "",
-    )
+def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]:
+    """Resources and their results as plain tuples (cheap to send between processes).
 
-
-def evaluate_chunk(resources: list[Resource]) -> tuple[list[records.ResourceRecord], list[records.ResultRecord]]:
+    A result tuple is ``(resource index, policy, rule, status, message, path, action,
+    declared rule)``; repeated strings are interned so each is sent once per chunk.
+    """
     index: PolicyIndex = _WORKER["index"]
     env: Environment = _WORKER["env"]
     labels = _WORKER["labels"]
+    intern = sys.intern
+    values = env.values
+    plain = Request(namespace_labels=labels)  # no per-resource values: one request for all
     resource_rows, result_rows = [], []
-    for resource in resources:
+    for position, resource in enumerate(resources):
         data = resource.data
         view = ResourceView.of(data)
-        record = resource_record(resource)
-        resource_rows.append(record)
+        ident, prov = resource.identity, resource.provenance
+        resource_rows.append((prov.source, ident.api_version, ident.kind, ident.name or "", ident.namespace or "",
+                              prov.path, prov.document, prov.item, prov.line, prov.commit or ""))
         for policy in index.for_kind(view.kind):
-            request = Request(operation=env.values.operation(policy.name, view.name), namespace_labels=labels)
-            for result in evaluate_policy(policy, data, request, view, env):
-                result_rows.append(records.ResultRecord.from_rule_result(result, record))
+            request = plain
+            if values.global_values or values.resource_values:
+                request = Request(operation=values.operation(policy.name, view.name), namespace_labels=labels)
+            for r in evaluate_policy(policy, data, request, view, env):
+                result_rows.append((position, intern(r.policy), intern(r.rule), r.status.value, intern(r.message),
+                                    intern(r.path), r.action.value, intern(r.declared_rule)))
     return resource_rows, result_rows
+
+
+_STATUS = {s.value: s for s in RuleStatus}
+_ACTION = {a.value: a for a in FailureAction}
+
+
+def records_of(resource_rows: list[tuple], result_rows: list[tuple]
+               ) -> tuple[list[records.ResourceRecord], list[records.ResultRecord]]:
+    """The store records of what ``evaluate_chunk`` produced."""
+    resources = [records.ResourceRecord(*row) for row in resource_rows]
+    results = [records.ResultRecord(policy=policy, rule=rule, resource=resources[i], status=_STATUS[status],
+                                    message=message, path=path, action=_ACTION[action], declared_rule=declared)
+               for i, policy, rule, status, message, path, action, declared in result_rows]
+    return resources, results
 
 
 def _items(task: ShardTask, stats: SourceStats) -> Iterator[Resource | ErrorRecord]:

@@ -286,6 +286,8 @@ def iter_documents(
     limits: YamlLimits = DEFAULT_LIMITS,
     split_lists: bool = False,
     on_error: ErrorHandler | None = None,
+    items: Callable[[int], bool] | None = None,
+    only_split: bool = False,
 ) -> Iterator[YamlDocument]:
     """Yield the non-empty documents of ``text``; a syntax error raises ``ManifestError``.
 
@@ -294,12 +296,25 @@ def iter_documents(
     ``items`` list is yielded as its items (``YamlDocument.item`` set). A document beyond
     ``limits`` raises ``ManifestError``, or, when ``on_error`` is given, is reported to it
     and skipped while the rest of the text is still read.
+
+    A kubectl-style List dump is read item by item (see ``scanner.yamllist``); then
+    ``items`` selects which items to read (processes can share a file), and ``only_split``
+    yields nothing for a text that is not such a dump.
     """
     if len(text) > limits.max_file_bytes:
         raise ManifestError(
             f"file too large: {len(text)} bytes (limit {limits.max_file_bytes})",
             Location(path),
         )
+    if split_lists and not keep_nodes and len(text) > _SPLIT_MIN_BYTES:
+        from scanner.yamllist import split_list_items
+
+        pieces = split_list_items(text)
+        if pieces is not None:
+            yield from _iter_items(pieces, path, limits, on_error, items)
+            return
+    if only_split:
+        return
     bound = nesting_bound(text)
     if bound > _WIDE_SAFE_DEPTH or len(text) > limits.stream_bytes:
         from scanner.yamlevents import iter_event_documents
@@ -340,6 +355,24 @@ def iter_documents(
             index += 1
     finally:
         loader.dispose()
+
+
+_SPLIT_MIN_BYTES = 256 * 1024
+
+
+def _iter_items(pieces: list, path: str, limits: YamlLimits, on_error: ErrorHandler | None,
+                wanted: Callable[[int], bool] | None) -> Iterator[YamlDocument]:
+    for piece in pieces:
+        if wanted is not None and not wanted(piece.index):
+            continue
+        try:
+            for doc in iter_documents(piece.text, path, limits=limits, on_error=on_error):
+                yield YamlDocument(doc.data, path, 0, piece.line + doc.line - 1, None, piece.index)
+        except ManifestError as exc:
+            loc = exc.location
+            line = None if loc is None or loc.line is None else piece.line + loc.line - 1
+            column = None if loc is None or loc.column is None else loc.column + 2
+            raise ManifestError(exc.message, Location(path, line, column, None, 0)) from exc
 
 
 def _units(

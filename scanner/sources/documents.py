@@ -10,7 +10,7 @@ CLI does when it loads resources (spec 0.3), a namespaced kind without a namespa
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,8 @@ def resources_from_text(
     limits: YamlLimits = DEFAULT_LIMITS,
     *,
     stream: bool = False,
+    items: Callable[[int], bool] | None = None,
+    only_split: bool = False,
 ) -> Iterator[SourceItem]:
     """Resources and error records of one file; ``path`` is relative to the source root.
 
@@ -74,7 +76,7 @@ def resources_from_text(
     """
     rejected: list[ManifestError] = []
     documents = iter_documents(text, path, limits=limits, split_lists=True,
-                               on_error=rejected.append)
+                               on_error=rejected.append, items=items, only_split=only_split)
     if stream:
         yield from _convert(documents, path, origin, stats, rejected)
         return

@@ -39,19 +39,23 @@ class ExportSource:
                 skipped: dict[str, int] = {}
                 for tree_file in walk_tree(path, self.path_filter, skipped):
                     position += 1
-                    if not self.shard.owns(position - 1):
-                        continue
                     shown = TreeFile(f"{os.path.basename(os.path.normpath(path))}/"
                                      f"{tree_file.relpath}", tree_file.path)
-                    yield from read_file(shown, origin, self.stats, self.limits)
+                    yield from self._read(shown, origin, position - 1)
                 if self.shard.first:
                     self.stats.skipped.update(skipped)
             elif os.path.isfile(path):
                 position += 1
-                if self.shard.owns(position - 1):
-                    yield from read_file(TreeFile(os.path.basename(path), path), origin,
-                                         self.stats, self.limits)
+                yield from self._read(TreeFile(os.path.basename(path), path), origin, position - 1)
             elif self.shard.first:
                 self.stats.errors += 1
                 yield ErrorRecord(self.name, "read", "no such file or directory",
                                   Location(path))
+
+    def _read(self, tree_file: TreeFile, origin: Origin, position: int) -> Iterator[SourceItem]:
+        """A List dump's items are dealt out among the shards; other files go whole to one."""
+        if self.shard.count == 1:
+            yield from read_file(tree_file, origin, self.stats, self.limits)
+            return
+        yield from read_file(tree_file, origin, self.stats, self.limits, items=self.shard.owns,
+                             only_split=not self.shard.owns(position))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -24,6 +24,7 @@ from scanner.sources.kustomize import (
     KUSTOMIZATION_FILES,
     KustomizeMode,
     RenderOutput,
+    RenderPlan,
     find_renderer,
     plan,
     render_batch,
@@ -48,8 +49,12 @@ class TreeOptions:
 
 
 def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
-              limits: YamlLimits) -> Iterator[SourceItem]:
-    """The resources of one file, or an error record if it cannot be read."""
+              limits: YamlLimits, *, items: Callable[[int], bool] | None = None,
+              only_split: bool = False) -> Iterator[SourceItem]:
+    """The resources of one file, or an error record if it cannot be read.
+
+    ``items``/``only_split`` let several readers share one List dump (see ``iter_documents``).
+    """
     try:
         size = os.stat(tree_file.path).st_size
         if size > limits.max_file_bytes:
@@ -67,18 +72,17 @@ def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
         return
     stats.files += 1
     yield from resources_from_text(data, tree_file.relpath, origin, stats, limits,
-                                   stream=len(data) > limits.stream_bytes)
+                                   stream=len(data) > limits.stream_bytes, items=items,
+                                   only_split=only_split)
 
 
 def scan_tree(root: str, origin: Origin, options: TreeOptions,
               stats: SourceStats) -> Iterator[SourceItem]:
     """Every resource and error record of the tree at ``root``, paths relative to it."""
-    skipped: dict[str, int] = {}
     shard = options.shard
-    files = list(walk_tree(root, PathFilter(options.include, options.exclude), skipped))
+    files, skipped, render_plan = _walk_and_plan(root, origin, options)
     if shard.first:
         stats.skipped.update(skipped)
-    render_plan = plan(root, [f.relpath for f in files])
     my_overlays = [o for i, o in enumerate(render_plan.overlays) if shard.owns(i)]
     command = find_renderer(options.kustomize)
     rendering = command is not None and bool(render_plan.overlays)
@@ -120,6 +124,25 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+_PLANS: dict[tuple, tuple[list[TreeFile], dict[str, int], RenderPlan]] = {}
+
+
+def _walk_and_plan(root: str, origin: Origin,
+                   options: TreeOptions) -> tuple[list[TreeFile], dict[str, int], RenderPlan]:
+    """The tree's files and Kustomize plan, reused by the shards of one commit in one process."""
+    key = (root, origin.commit, options.include, options.exclude)
+    cached = _PLANS.get(key) if origin.commit else None
+    if cached is None:
+        skipped: dict[str, int] = {}
+        files = list(walk_tree(root, PathFilter(options.include, options.exclude), skipped))
+        cached = (files, skipped, plan(root, [f.relpath for f in files]))
+        if origin.commit:
+            if len(_PLANS) >= 4:
+                _PLANS.clear()
+            _PLANS[key] = cached
+    return cached
 
 
 def _rendered(output: RenderOutput, kustomization: str, origin: Origin,

@@ -80,7 +80,7 @@ def iter_run_results(connection: Connection, run_id: int, *,
     actions_by_value = {a.value: a for a in FailureAction}
     resources: dict[tuple, ResourceRef] = {}  # one object per resource, shared by its results
     for (policy_id, rule, declared_rule, status, message, path, action, source, api_version, kind,
-         namespace, name, file, document, item, line, commit_sha) in stream.tuples():
+         namespace, name, file, document, item, line, commit_sha) in stream:
         key = (source, api_version, kind, namespace, name)
         resource = resources.get(key)
         if resource is None:
