@@ -36,16 +36,8 @@ def iter_resources(
             errors.append(ManifestError(f"cannot read file: {exc.strerror}", Location(str(path))))
             continue
         try:
-            for doc in iter_documents(text, str(path)):
-                data = doc.data
-                if not is_kubernetes_object(data):
-                    continue
-                kind = str(data["kind"])
-                if kind.endswith("List") and isinstance(data.get("items"), list):
-                    for i, item in enumerate(data["items"]):
-                        if is_kubernetes_object(item):
-                            yield LoadedResource(normalize_resource(item), str(path), doc.index, i, doc.line)
-                    continue
-                yield LoadedResource(normalize_resource(data), str(path), doc.index, None, doc.line)
+            for doc in iter_documents(text, str(path), split_lists=True):
+                if is_kubernetes_object(doc.data):
+                    yield LoadedResource(normalize_resource(doc.data), str(path), doc.index, doc.item, doc.line)
         except ManifestError as exc:
             errors.append(exc)

@@ -149,3 +149,16 @@ items:
                        "-o", "json")
     got = {r["resource"]["name"]: r["status"] for r in json.loads(out)}
     assert got == {"web": "pass", "api": "fail"}
+
+
+def test_test_command_unmatched_rule_is_excluded_and_satisfies_any_expectation(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES / "pattern-anchors"
+    (tmp_path / "policy.yaml").write_text((case / "policy.yaml").read_text())
+    (tmp_path / "r.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: svc}\n")
+    (tmp_path / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
+        "resources: [r.yaml]\nresults:\n- {policy: image-rules, rule: no-host-pid, kind: Service, resources: [svc], result: fail}\n")
+    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
+    [row] = json.loads(out)["tests"][0]["results"]
+    assert (row["actual"], row["ok"], code) == ("excluded", True, 0)  # vector 35

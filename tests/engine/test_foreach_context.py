@@ -156,3 +156,20 @@ spec:
 """))
     [result] = evaluate_policy(compiled, POD, Request(operation="UPDATE"))
     assert str(result.status) == "skip"  # vector 32
+
+
+def test_update_enforce_rule_depending_on_the_operation_still_fails() -> None:
+    compiled = parse_policy(y("""
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    preconditions: {all: [{key: "{{ request.operation }}", operator: Equals, value: UPDATE}]}
+    validate: {deny: {}}
+"""))
+    [result] = evaluate_policy(compiled, POD, Request(operation="UPDATE"))
+    assert str(result.status) == "fail"  # vector 32b: the simulated CREATE of the old object is skipped
