@@ -19,30 +19,7 @@ import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_corpus.py"
-
-PARSE_ONLY = r"""
-import os, sys, yaml
-n = 0
-for dp, dn, fn in os.walk(sys.argv[1]):
-    dn[:] = sorted(d for d in dn if not d.startswith("."))
-    for f in sorted(fn):
-        if f.endswith((".yaml", ".yml", ".json")):
-            try:
-                with open(os.path.join(dp, f), "rb") as fh:
-                    n += sum(1 for _ in yaml.load_all(fh, Loader=yaml.CSafeLoader))
-            except yaml.YAMLError:
-                pass
-print(n)
-"""
-
-
-def ensure_corpus(corpus: pathlib.Path, resources: int, seed: int) -> None:
-    if (corpus / "corpus.json").exists():
-        return
-    subprocess.run([sys.executable, str(MAKE_CORPUS), "--resources", str(resources), "--seed", str(seed),
-                    "--out", str(corpus)], check=True)
+from baseline import PARSE_ONLY, ROOT, ensure_corpus
 
 
 def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, bytes]:

@@ -22,22 +22,8 @@ import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-MAKE_CORPUS = ROOT.parent / "shared" / "bench" / "make_corpus.py"
-PARSE_ONLY = r"""
-import os, sys, yaml
-n = 0
-for dp, dn, fn in os.walk(sys.argv[1]):
-    dn[:] = sorted(d for d in dn if not d.startswith("."))
-    for f in sorted(fn):
-        if f.endswith((".yaml", ".yml", ".json")):
-            try:
-                with open(os.path.join(dp, f), "rb") as fh:
-                    n += sum(1 for _ in yaml.load_all(fh, Loader=yaml.CSafeLoader))
-            except yaml.YAMLError:
-                pass
-print(n)
-"""
+from baseline import PARSE_ONLY, ensure_corpus
+
 CONFIG = """\
 database: {{url: "sqlite:///{db}"}}
 policies: [{{path: {corpus}/policies}}]
@@ -53,11 +39,7 @@ scan: {{cache_dir: {work}/cache, fail_on: never}}
 
 
 def corpus(work: pathlib.Path, size: int) -> pathlib.Path:
-    out = work / f"corpus-{size}"
-    if not (out / "corpus.json").exists():
-        subprocess.run([sys.executable, str(MAKE_CORPUS), "--resources", str(size), "--seed", "1", "--out", str(out)],
-                       check=True, stdout=subprocess.DEVNULL)
-    return out
+    return ensure_corpus(work / f"corpus-{size}", size)
 
 
 def timed(cmd: list[str]) -> tuple[float, int, str]:

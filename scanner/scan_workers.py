@@ -26,7 +26,7 @@ from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 from scanner.store import records
-from scanner.yamldoc import load_documents
+from scanner.yamldoc import load_documents, load_yaml_value
 
 CHUNK = 64
 Emit = Callable[[tuple], None]
@@ -56,11 +56,6 @@ class ShardTask:
     commit: str | None = None
     tree: TreeOptions = field(default_factory=TreeOptions)
     shard: Shard = field(default_factory=Shard)
-
-
-def load_yaml_value(text: str) -> Any:
-    docs = load_documents(text)
-    return docs[0].data if docs else None
 
 
 def setup_worker(setup: EvaluationSetup, emit: Emit | None = None) -> None:

@@ -19,7 +19,7 @@ from scanner.engine.types import RuleResult
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import ManifestError, ScannerError
 from scanner.policies import PolicySet, load_exceptions, load_policies
-from scanner.yamldoc import iter_documents, load_documents
+from scanner.yamldoc import iter_documents, load_yaml_value
 
 TEST_FILE = "kyverno-test.yaml"
 _TEST_FIELDS = {
@@ -204,12 +204,6 @@ def run_suite(path: Path) -> list[SuiteResult]:
         result.rows = _compare(suite)
         out.append(result)
     return out
-
-
-def load_yaml_value(text: str) -> Any:
-    """The first YAML document of ``text`` (the loader behind JMESPath ``parse_yaml``)."""
-    docs = load_documents(text)
-    return docs[0].data if docs else None
 
 
 def _compare(suite: Suite) -> list[TestRow]:

@@ -419,3 +419,8 @@ def load_documents(
 ) -> list[YamlDocument]:
     return list(iter_documents(text, path, keep_nodes))
 
+
+def load_yaml_value(text: str) -> Any:
+    """The first document of ``text`` as data (the loader behind JMESPath ``parse_yaml``)."""
+    docs = load_documents(text, "<parse_yaml>")
+    return docs[0].data if docs else None

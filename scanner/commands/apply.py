@@ -21,8 +21,7 @@ from scanner.errors import ManifestError, ScannerError
 from scanner.lookup import ResourceLookup
 from scanner.manifests import LoadedResource, iter_resources
 from scanner.policies import load_exceptions, load_policies
-from scanner.testsuite import load_yaml_value
-from scanner.yamldoc import load_documents
+from scanner.yamldoc import load_documents, load_yaml_value
 
 
 def _read_doc(path: str) -> Any:

@@ -13,17 +13,12 @@ from scanner.engine import gofmt
 from scanner.engine.jmespath_dialect import Evaluator, JMESPathError, compile_expression
 from scanner.engine.jmespath_functions import build_functions, custom_specs
 from scanner.errors import Location, ManifestError, ScannerError
-from scanner.yamldoc import load_documents
-
-
-def _load_yaml_value(text: str) -> Any:
-    docs = load_documents(text, "<parse_yaml>")
-    return docs[0].data if docs else None
+from scanner.yamldoc import load_documents, load_yaml_value
 
 
 def _safe_load_yaml(text: str) -> Any:
     try:
-        return _load_yaml_value(text)
+        return load_yaml_value(text)
     except ManifestError as exc:
         raise ValueError(exc.message) from None
 

@@ -4,29 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-_NULL_MAPS = frozenset({"annotations", "labels", "matchLabels", "nodeSelector", "data", "stringData"})
+from scanner.engine.kinds import is_cluster_scoped
+
+NULL_MAP_KEYS = frozenset({"annotations", "labels", "matchLabels", "nodeSelector", "data", "stringData"})
 
 
-def _cluster_scoped(kind: str) -> bool:
-    try:
-        from scanner.engine.kinds import is_cluster_scoped
-    except ImportError:  # pragma: no cover - kinds module is part of the package
-        return kind in ("Namespace", "ClusterRole", "ClusterRoleBinding", "Node")
-    return is_cluster_scoped(kind)
-
-
-def _fill_null_maps(value: Any) -> None:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if v is None:
-                if k in _NULL_MAPS:
-                    value[k] = {}
-            elif isinstance(v, (dict, list)):
-                _fill_null_maps(v)
-    elif isinstance(value, list):
-        for v in value:
-            if isinstance(v, (dict, list)):
-                _fill_null_maps(v)
+def normalize_null_maps(data: Any) -> None:
+    """Turn null values of the spec's map keys into ``{}``, at any depth, in place."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if child is None:
+                    if key in NULL_MAP_KEYS:
+                        value[key] = {}
+                elif isinstance(child, dict | list):
+                    stack.append(child)
+        elif isinstance(value, list):
+            stack.extend(child for child in value if isinstance(child, dict | list))
 
 
 def normalize_resource(resource: dict) -> dict:
@@ -34,9 +30,9 @@ def normalize_resource(resource: dict) -> dict:
 
     Works in place on a freshly loaded document and returns it.
     """
-    _fill_null_maps(resource)
+    normalize_null_maps(resource)
     kind = resource.get("kind")
-    if isinstance(kind, str) and not _cluster_scoped(kind):
+    if isinstance(kind, str) and not is_cluster_scoped(kind):
         meta = resource.get("metadata")
         if meta is None:
             meta = resource["metadata"] = {}

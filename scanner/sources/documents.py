@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from scanner.engine.kinds import is_cluster_scoped
+from scanner.engine.normalize import normalize_null_maps
 from scanner.errors import Location, ManifestError
 from scanner.sources.provenance import (
     ErrorRecord,
@@ -25,8 +25,6 @@ from scanner.sources.provenance import (
 )
 from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits, iter_documents
 
-NULL_MAP_KEYS = frozenset({"annotations", "labels", "matchLabels", "nodeSelector", "data",
-                           "stringData"})
 KUSTOMIZE_CONFIG_KINDS = frozenset({"Kustomization", "Component"})
 
 SourceItem = Resource | ErrorRecord
@@ -39,22 +37,6 @@ class Origin:
     source: str
     source_type: str
     commit: str | None = None
-
-
-def normalize_null_maps(data: Any) -> None:
-    """Turn null values of the spec's map keys into ``{}``, at any depth, in place."""
-    stack = [data]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            for key, child in value.items():
-                if child is None:
-                    if key in NULL_MAP_KEYS:
-                        value[key] = {}
-                elif isinstance(child, dict | list):
-                    stack.append(child)
-        elif isinstance(value, list):
-            stack.extend(child for child in value if isinstance(child, dict | list))
 
 
 def resources_from_text(
