@@ -135,6 +135,24 @@ def _error_location(path: str, exc: yaml.YAMLError, index: int) -> Location:
     return Location(path, None, None, None, index)
 
 
+def syntax_error(exc: yaml.YAMLError, path: str, index: int, limits: YamlLimits,
+                 on_error: ErrorHandler | None) -> ManifestError | None:
+    """The error to raise for a parser error; ``None`` when it was handed to ``on_error``.
+
+    libyaml refuses nesting beyond its own depth limit (1000 levels, since 0.2.6) while
+    scanning, before any node exists for the depth check: that is the same limit error,
+    and the parser cannot go on after it, so the rest of the text is not read.
+    """
+    location = _error_location(path, exc, index)
+    if "exceeded maximum nesting depth" in str(getattr(exc, "problem", "")):
+        error = ManifestError(f"document nested too deeply (limit {limits.max_depth})", location)
+        if on_error is not None:
+            on_error(error)
+            return None
+        return error
+    return ManifestError(_problem(exc), location)
+
+
 def _problem(exc: yaml.YAMLError) -> str:
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
@@ -347,7 +365,10 @@ def iter_documents(
                             unit if keep_nodes else None, item,
                         )
             except yaml.YAMLError as exc:
-                raise ManifestError(_problem(exc), _error_location(path, exc, index)) from exc
+                error = syntax_error(exc, path, index, limits, on_error)
+                if error is None:
+                    return
+                raise error from exc
             except RecursionError as exc:
                 raise ManifestError(
                     "document nested too deeply", Location(path, None, None, None, index)

@@ -20,11 +20,10 @@ from scanner.yamldoc import (
     ErrorHandler,
     YamlDocument,
     YamlLimits,
-    _error_location,
     _Loader,
-    _problem,
     check_node,
     list_items,
+    syntax_error,
 )
 
 # --- event-driven composition: deep or very large text ----------------------------------
@@ -166,7 +165,9 @@ def iter_event_documents(
             loader.get_event()  # document end
             index += 1
     except yaml.YAMLError as exc:
-        raise ManifestError(_problem(exc), _error_location(path, exc, index)) from exc
+        error = syntax_error(exc, path, index, limits, on_error)
+        if error is not None:
+            raise error from exc
     finally:
         loader.dispose()
 
