@@ -28,8 +28,7 @@ from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, load_exceptions, load_policies
-from scanner.report_builder import render_configured_reports, run_changes
-from scanner.scan_workers import EvaluationSetup, ShardTask, records_of, run_task, setup_worker
+from scanner.scan_workers import EvaluationSetup, ShardTask, records_of, run_task, setup_process, setup_worker
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource, redact
@@ -38,7 +37,6 @@ from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
 from scanner.sources.provenance import Resource
 from scanner.sources.tree import TreeOptions
 from scanner.store import records
-from scanner.store.store import Store
 from scanner.yamldoc import load_documents
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_SOURCES = 0, 1, 2, 3
@@ -177,10 +175,10 @@ class _SourceRun:
     tasks: int = 0
     done: int = 0
     fatal: list[str] = field(default_factory=list)
+    errors: list[SourceErrorRecord] = field(default_factory=list)  # found while preparing
 
 
-def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int,
-             writer: Any) -> tuple[_SourceRun, list[ShardTask]]:
+def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tuple[_SourceRun, list[ShardTask]]:
     """Check out a Git source (in this process) and deal the source out into shards."""
     source = build_source(cfg, config)
     run = _SourceRun(cfg, source)
@@ -192,9 +190,7 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int,
         try:
             workdir, commit = source.checkout()
         except ScannerError as exc:
-            error = SourceErrorRecord(cfg.name, "git", exc.message, exc.location or _location(cfg))
-            writer.add_source(_source_record(cfg, source))
-            writer.add_errors([_error_row(error)])
+            run.errors.append(SourceErrorRecord(cfg.name, "git", exc.message, exc.location or _location(cfg)))
             run.fatal.append(exc.message)
             return run, []
         source.stats.commit = commit
@@ -206,7 +202,6 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int,
     else:
         tasks = [ShardTask(first_id + i, cfg.name, "export", paths=cfg.paths, shard=shard)
                  for i, shard in enumerate(shards)]
-    writer.add_source(_source_record(cfg, source))
     run.tasks = len(tasks)
     return run, tasks
 
@@ -267,26 +262,53 @@ class _Collector:
         self.tally.errors += 1
 
 
-def _run_tasks(tasks: list[ShardTask], setup: EvaluationSetup, jobs: int, collect: _Collector) -> None:
-    if jobs == 1:
-        setup_worker(setup)
-        for task in tasks:
-            run_task(task, collect)
-        return
-    # fork is instant; under the scheduler (other threads running) start from a clean server instead
-    method = "fork" if threading.active_count() == 1 else "forkserver"
-    context = multiprocessing.get_context(method)
-    queue = context.Queue(maxsize=4 * jobs)
-    pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=_setup_with_queue,
-                                                  initargs=(setup, queue))
-    try:
-        futures = {pool.submit(run_task, task): task for task in tasks}
+class _Workers:
+    """The worker processes of a scan, or this process alone (``jobs == 1``).
+
+    They are forked first thing, while no thread runs (the run's heartbeat thread comes
+    later), so that starting them is instant and safe; each compiles the policies while this
+    process checks the sources out and opens the store. Where threads already run (under the
+    scheduler) they start from a fork server instead. ``close`` stops them at once, whatever
+    they are doing.
+    """
+
+    def __init__(self, setup: EvaluationSetup, jobs: int) -> None:
+        self.setup = setup
+        self.pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self.tasks: list[ShardTask] = []
+        self.futures: dict[concurrent.futures.Future[None], ShardTask] = {}
+        if jobs == 1:
+            return
+        if threading.active_count() == 1:
+            context = multiprocessing.get_context("fork")
+        else:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["scanner.scan_workers"])
+        self.queue = context.Queue(maxsize=16 * jobs)
+        self.stop = context.Event()
+        self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=setup_process,
+                                                           initargs=(setup, self.queue, self.stop))
+        self.pool.submit(int)  # forks every worker now
+
+    def start(self, tasks: list[ShardTask]) -> None:
+        """Hand the tasks out; their messages queue up until ``collect`` reads them."""
+        self.tasks = tasks
+        if self.pool is not None:
+            self.futures = {self.pool.submit(run_task, task): task for task in tasks}
+
+    def collect(self, collect: _Collector) -> None:
+        """Feed every message of the tasks to ``collect`` until all tasks are done."""
+        if self.pool is None:
+            setup_worker(self.setup)
+            for task in self.tasks:
+                run_task(task, collect)
+            return
         finished: set[int] = set()
-        while len(finished) < len(tasks):
+        while len(finished) < len(self.tasks):
             try:
-                message = queue.get(timeout=0.5)
+                message = self.queue.get(timeout=0.5)
             except Empty:
-                for future, task in futures.items():
+                for future, task in self.futures.items():
                     if task.task_id not in finished and future.done() and future.exception() is not None:
                         finished.add(task.task_id)
                         collect.runs[task.source].done += 1
@@ -295,12 +317,12 @@ def _run_tasks(tasks: list[ShardTask], setup: EvaluationSetup, jobs: int, collec
             collect(message)
             if message[0] == "done":
                 finished.add(message[1])
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
-
-def _setup_with_queue(setup: EvaluationSetup, queue: Any) -> None:
-    setup_worker(setup, queue.put)
+    def close(self) -> None:
+        if self.pool is not None:
+            self.stop.set()
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
 
 def source_fatal_errors(errors: list[SourceErrorRecord]) -> list[SourceErrorRecord]:
@@ -350,22 +372,31 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         lookup = _prepass(selected, config)
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookup)
     jobs = jobs or config.scan.jobs or os.cpu_count() or 1
-    store = Store(config.database_url)
+    workers = _Workers(setup, jobs)
+    store = None
     try:
+        runs: dict[str, _SourceRun] = {}
+        tasks: list[ShardTask] = []
+        for cfg in selected:
+            progress.stage(f"source {cfg.name}: preparing")
+            runs[cfg.name], source_tasks = _prepare(cfg, config, jobs, len(tasks))
+            tasks += source_tasks
+        tasks.sort(key=lambda t: not t.paths)  # exports (whole files, the largest units) first
+        workers.start(tasks)
+        progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
+        from scanner.store.store import Store  # the workers are busy meanwhile
+
+        store = Store(config.database_url)
         with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,
                                               config_digest=config.digest)) as writer:
             writer.add_policies(policy_record(p) for p in policy_set.policies)
-            runs: dict[str, _SourceRun] = {}
-            tasks: list[ShardTask] = []
-            for cfg in selected:
-                progress.stage(f"source {cfg.name}: preparing")
-                source_run, source_tasks = _prepare(cfg, config, jobs, len(tasks), writer)
-                runs[cfg.name] = source_run
-                tasks += source_tasks
-            progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
+            for source_run in runs.values():
+                writer.add_source(_source_record(source_run.cfg, source_run.source))
+                writer.add_errors([_error_row(e) for e in source_run.errors])
             collect = _Collector(writer, {t.task_id: t for t in tasks}, runs, progress)
-            tasks.sort(key=lambda t: not t.paths)  # exports (whole files, the largest units) first
-            _run_tasks(tasks, setup, jobs, collect)
+            collect.tally.errors += sum(len(r.errors) for r in runs.values())
+            workers.collect(collect)
+            workers.close()
             collect.flush()
             tally = collect.tally
             for name, source_run in runs.items():
@@ -375,10 +406,14 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             status = writer.finish(records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
             run_id = writer.run_id
         progress.stage("rendering reports")
+        from scanner.report_builder import render_configured_reports, run_changes
+
         new, resolved = run_changes(store, run_id)
         reports = render_configured_reports(store, run_id, config)
     finally:
-        store.close()
+        workers.close()
+        if store is not None:
+            store.close()
     return ScanOutcome(
         run_id=run_id, status=str(status), resources=tally.resources, counts=dict(tally.counts),
         new_findings=new, resolved_findings=resolved, errors=tally.errors,

@@ -7,11 +7,13 @@ and, once per task, ``("done", task, stats, failure)``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from queue import Full
 from typing import Any
 
 from scanner.engine.environment import Environment, make_environment
@@ -78,6 +80,26 @@ def setup_worker(setup: EvaluationSetup, emit: Emit | None = None) -> None:
     _WORKER["labels"] = labels
     if emit is not None:
         _WORKER["emit"] = emit
+
+
+class Stopped(Exception):
+    """The scan stopped this worker (it ended early or failed elsewhere)."""
+
+
+def setup_process(setup: EvaluationSetup, queue: Any, stop: Any) -> None:
+    """``setup_worker`` in a worker process whose messages go to ``queue`` until ``stop`` is set."""
+
+    def emit(message: tuple) -> None:
+        while not stop.is_set():
+            try:
+                queue.put(message, timeout=0.25)
+                return
+            except Full:
+                continue
+        queue.cancel_join_thread()  # nobody reads any more: exit without flushing
+        raise Stopped
+
+    setup_worker(setup, emit)
 
 
 def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]:
@@ -153,8 +175,11 @@ def run_task(task: ShardTask, emit: Emit | None = None) -> None:
                 chunk, errors = [], []
         if chunk or errors:
             emit(("chunk", task.task_id, *evaluate_chunk(chunk), errors))
+    except Stopped:
+        return
     except Exception as exc:
         failure = f"{type(exc).__name__}: {exc}"
         if _WORKER.get("verbose"):
             traceback.print_exc()
-    emit(("done", task.task_id, stats, failure))
+    with contextlib.suppress(Stopped):
+        emit(("done", task.task_id, stats, failure))

@@ -57,11 +57,82 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         return mapping
 
 
+    def construct_tree(self, node: yaml.Node) -> Any:
+        """``construct_document`` for a node graph without aliases, several times faster.
+
+        Plain maps, sequences and the core scalar tags are built directly; any other node
+        (another tag, a merge key, a complex key) is built by ``construct_document``, so
+        the result is the same in every case. Recursive: only for depth-checked nodes.
+        """
+        cls = node.__class__
+        if cls is _SCALAR:
+            tag = node.tag
+            if tag == _STR:
+                return node.value
+            if tag == _INT:
+                return self.construct_yaml_int(node)
+            if tag == _BOOL:
+                return self.construct_yaml_bool(node)
+            if tag == _NULL:
+                return None
+            if tag == _FLOAT:
+                return self.construct_yaml_float(node)
+        elif cls is _MAP and node.tag == _MAP_TAG:
+            mapping: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if key_node.__class__ is not _SCALAR or key_node.tag == _MERGE:
+                    return self.construct_document(node)
+                key = key_node.value if key_node.tag == _STR else self.construct_tree(key_node)
+                if key.__class__ is not str:
+                    key = _key_text(key)
+                if key in mapping:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f'mapping key "{key}" already defined',
+                        key_node.start_mark,
+                    )
+                if value_node.__class__ is _SCALAR and value_node.tag == _STR:
+                    mapping[key] = value_node.value
+                else:
+                    mapping[key] = self.construct_tree(value_node)
+            return mapping
+        elif cls is _SEQ and node.tag == _SEQ_TAG:
+            return [self.construct_tree(child) for child in node.value]
+        return self.construct_document(node)
+
+    def constructor(self, aliased: bool, limits: YamlLimits) -> Callable[[yaml.Node], Any]:
+        """``construct_tree`` where it applies (no aliases, depth bounded), else ``construct_document``."""
+        return self.construct_document if aliased or limits.max_depth > _TREE_DEPTH else self.construct_tree
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        """``BaseResolver.resolve`` without path resolvers (this loader has none), faster."""
+        if kind is _SCALAR:
+            if implicit[0]:
+                for tag, regexp in _IMPLICIT.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        return _SEQ_TAG if kind is _SEQ else _MAP_TAG
+
+
+_SCALAR, _MAP, _SEQ = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+_STR, _INT, _BOOL, _NULL, _FLOAT, _MAP_TAG, _SEQ_TAG, _MERGE = (
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "bool", "null", "float", "map", "seq", "merge"))
+
 _DROPPED_TAGS = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag not in _DROPPED_TAGS]
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
+
+
+# the implicit resolvers by first character ('' for the empty scalar), wildcards appended
+_IMPLICIT: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+    first: tuple(resolvers) + tuple(_Loader.yaml_implicit_resolvers.get(None, ()))
+    for first, resolvers in _Loader.yaml_implicit_resolvers.items() if first is not None
+}
+assert not _Loader.yaml_path_resolvers
 
 
 def _key_text(key: Any) -> str:
@@ -187,9 +258,6 @@ def check_node(node: yaml.Node, limits: YamlLimits, path: str, index: int, alias
             f"(limit {limits.max_nodes})",
             where,
         )
-
-
-_MAP, _SEQ = yaml.MappingNode, yaml.SequenceNode
 
 
 def _tree_size(node: yaml.Node, max_depth: int) -> tuple[int, int]:
@@ -344,6 +412,7 @@ def iter_documents(
     compose = None if bound <= _INLINE_SAFE_DEPTH else _wide_executor()
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
     loader = _Loader(text)
+    construct = loader.constructor(aliased, limits)
     index = 0
     try:
         while True:
@@ -358,7 +427,7 @@ def iter_documents(
                     index += 1
                     continue
                 for item, unit in _units(node, limits, path, index, aliased, split_lists, on_error):
-                    data = loader.construct_document(unit)
+                    data = construct(unit)
                     if data is not None or item is not None:
                         yield YamlDocument(
                             data, path, index, unit.start_mark.line + 1,
@@ -379,6 +448,7 @@ def iter_documents(
 
 
 _SPLIT_MIN_BYTES = 256 * 1024
+_TREE_DEPTH = 500  # construct_tree recurses once per level
 
 
 def _iter_items(pieces: list, path: str, limits: YamlLimits, on_error: ErrorHandler | None,

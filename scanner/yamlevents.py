@@ -128,6 +128,7 @@ def iter_event_documents(
     on_error: ErrorHandler | None,
 ) -> Iterator[YamlDocument]:
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
+    construct = loader.constructor(aliased, limits)
     early = split and _announces_list(text)
     index = 0
 
@@ -142,7 +143,7 @@ def iter_event_documents(
         except ManifestError as exc:
             rejected(exc)
             return None
-        data = loader.construct_document(node)
+        data = construct(node)
         if data is None and item is None:
             return None
         return YamlDocument(data, path, index, node.start_mark.line + 1,
