@@ -24,7 +24,7 @@ FORMATS = ("html", "json", "audit-html", "audit-json", "sarif", "junit", "policy
 def report(database_url: str | None, config_path: str | None, run: str, source: str | None, fmt: str,
            out: str | None, history: int) -> int:
     """Render the report of a stored run."""
-    from scanner.report.render import render_report
+    from scanner.report.render import EVERY_RESULT_FORMATS, render_report
     from scanner.report_builder import build_report_data
 
     if out is None and config_path:
@@ -45,6 +45,6 @@ def report(database_url: str | None, config_path: str | None, run: str, source: 
                 run_id = int(run)
             except ValueError:
                 raise click.BadParameter("must be a run id or 'latest'", param_hint="--run") from None
-        data = build_report_data(store, run_id, history=history)
+        data = build_report_data(store, run_id, history=history, findings_only=fmt not in EVERY_RESULT_FORMATS)
     click.echo(render_report(data, fmt, target))
     return 0

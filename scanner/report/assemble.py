@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from scanner.engine.types import RuleStatus
 from scanner.errors import ReportError
@@ -46,23 +47,57 @@ def _zero_status() -> dict[str, int]:
     return dict.fromkeys(STATUS_ORDER, 0)
 
 
+def _group_key(resource: ResourceInfo, key_of: str) -> str:
+    return (resource.namespace or CLUSTER_SCOPE) if key_of == "namespace" else resource.source
+
+
+def _groups(counts: Mapping[str, Mapping[str, int]], resources: Mapping[str, int],
+            failing: Mapping[str, int]) -> tuple[GroupCounts, ...]:
+    ordered = sorted(counts, key=lambda k: (-counts[k]["fail"], k))
+    return tuple(GroupCounts(key=k, counts=dict(counts[k]), resources=resources.get(k, 0),
+                             failing_resources=failing.get(k, 0)) for k in ordered)
+
+
 def _group(results: Iterable[ResultRecord], key_of: str) -> tuple[GroupCounts, ...]:
     counts: dict[str, dict[str, int]] = defaultdict(_zero_status)
     resources: dict[str, set[ResourceInfo]] = defaultdict(set)
     failing: dict[str, set[ResourceInfo]] = defaultdict(set)
     for result in results:
         resource = result.resource
-        if key_of == "namespace":
-            key = resource.namespace or CLUSTER_SCOPE
-        else:
-            key = resource.source
+        key = _group_key(resource, key_of)
         counts[key][result.status.value] += 1
         resources[key].add(resource)
         if result.status is RuleStatus.FAIL:
             failing[key].add(resource)
-    ordered = sorted(counts, key=lambda k: (-counts[k]["fail"], k))
-    return tuple(GroupCounts(key=k, counts=counts[k], resources=len(resources[k]),
-                             failing_resources=len(failing[k])) for k in ordered)
+    return _groups(counts, {k: len(v) for k, v in resources.items()}, {k: len(v) for k, v in failing.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTally:
+    """Counts of one namespace or source: results by status, resources, failing resources."""
+
+    counts: Mapping[str, int]
+    resources: int = 0
+    failing_resources: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunCounts:
+    """What a report counts over every result of a run, taken from the report database when
+    only the findings are read (namespaces of cluster-scoped resources are ``""``)."""
+
+    by_status: Mapping[str, int]
+    failures_by_severity: Mapping[str, int]
+    resources: int
+    by_namespace: Mapping[str, GroupTally]
+    by_source: Mapping[str, GroupTally]
+
+
+def _tally_groups(tallies: Mapping[str, GroupTally], key_of: str) -> tuple[GroupCounts, ...]:
+    keys = {k: (k or CLUSTER_SCOPE) if key_of == "namespace" else k for k in tallies}
+    counts = {keys[k]: {**_zero_status(), **t.counts} for k, t in tallies.items()}
+    return _groups(counts, {keys[k]: t.resources for k, t in tallies.items()},
+                   {keys[k]: t.failing_resources for k, t in tallies.items()})
 
 
 def assemble_report(
@@ -76,10 +111,14 @@ def assemble_report(
     resolved_findings: Iterable[ResultChange] = (),
     trend: Iterable[TrendPoint] = (),
     exceptions: Iterable[ExceptionApplied] = (),
+    counts: RunCounts | None = None,
 ) -> ReportData:
     """Order the facts deterministically and derive the summary and groupings from them.
 
-    Raises ``ReportError`` when a result names a policy that is not in ``policies``.
+    ``results`` is every result of the run; or, with ``counts``, only its findings (fail,
+    warn and error results), the counts over all results coming from ``counts`` (the data
+    is then ``findings_only``). Raises ``ReportError`` when a result names a policy that is
+    not in ``policies``, or a result that is not a finding comes with ``counts``.
     """
     policy_list = sorted(policies, key=lambda p: p.name)
     by_name = {p.name: p for p in policy_list}
@@ -101,6 +140,9 @@ def assemble_report(
         if result.status in FINDING_STATUSES:
             findings[result.policy].append(result)
             finding_counts[result.policy][result.status.value] += 1
+        elif counts is not None:
+            raise ReportError(f"a {result.status.value} result given as a finding "
+                              f"(policy {result.policy!r}, rule {result.rule!r})")
     severity_rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
     grouped = sorted(
         (PolicyFindings(policy=by_name[name], findings=tuple(items),
@@ -108,8 +150,18 @@ def assemble_report(
          for name, items in findings.items()),
         key=lambda g: (severity_rank[g.policy.severity_key], -g.counts["fail"], g.policy.name),
     )
-    summary = Summary(by_status=by_status, failures_by_severity=by_severity,
-                      resources=len(resources), policies=len(policy_list), results=len(ordered))
+    if counts is None:
+        summary = Summary(by_status=by_status, failures_by_severity=by_severity,
+                          resources=len(resources), policies=len(policy_list), results=len(ordered))
+        by_namespace, by_source = _group(ordered, "namespace"), _group(ordered, "source")
+    else:
+        status_counts = {**_zero_status(), **counts.by_status}
+        summary = Summary(by_status=status_counts,
+                          failures_by_severity={**dict.fromkeys(SEVERITY_ORDER, 0), **counts.failures_by_severity},
+                          resources=counts.resources, policies=len(policy_list),
+                          results=sum(status_counts.values()))
+        by_namespace = _tally_groups(counts.by_namespace, "namespace")
+        by_source = _tally_groups(counts.by_source, "source")
     return ReportData(
         run=run,
         policies=tuple(policy_list),
@@ -123,6 +175,7 @@ def assemble_report(
                                                             x.name))),
         summary=summary,
         failures_by_policy=tuple(grouped),
-        by_namespace=_group(ordered, "namespace"),
-        by_source=_group(ordered, "source"),
+        by_namespace=by_namespace,
+        by_source=by_source,
+        findings_only=counts is not None,
     )

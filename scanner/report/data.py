@@ -237,7 +237,11 @@ class GroupCounts:
 
 @dataclass(frozen=True, slots=True)
 class ReportData:
-    """Everything a report shows. Sequences are in display order; renderers do not re-sort."""
+    """Everything a report shows. Sequences are in display order; renderers do not re-sort.
+
+    ``results`` holds every result of the run, or only its findings when ``findings_only``
+    (enough for the formats that list findings; the counts still cover every result).
+    """
 
     run: RunInfo
     policies: tuple[PolicyInfo, ...]
@@ -252,6 +256,7 @@ class ReportData:
     failures_by_policy: tuple[PolicyFindings, ...]
     by_namespace: tuple[GroupCounts, ...]
     by_source: tuple[GroupCounts, ...]
+    findings_only: bool = False
 
     def policy(self, name: str) -> PolicyInfo | None:
         for policy in self.policies:

@@ -31,6 +31,10 @@ FORMATS: dict[str, tuple[Renderer, str]] = {
 }
 
 
+# formats that list every result (passes and skips too); the others list only findings
+EVERY_RESULT_FORMATS = frozenset({"junit", "policy-report", "openreports", "audit-html", "audit-json"})
+
+
 def default_file_name(data: ReportData, fmt: str) -> str:
     """``scanner-run-<id><suffix>``, the name used when ``out`` is a directory."""
     return f"scanner-run-{data.run.run_id}{FORMATS[fmt][1]}"
@@ -58,6 +62,8 @@ def render_report(data: ReportData, fmt: str, out: Path) -> Path:
     if fmt not in FORMATS:
         raise ReportError(f"unknown report format {fmt!r} "
                           f"(choose one of: {', '.join(sorted(FORMATS))})")
+    if data.findings_only and fmt in EVERY_RESULT_FORMATS:
+        raise ReportError(f"the {fmt} report lists every result, but only the findings were read")
     renderer, _ = FORMATS[fmt]
     out = Path(out)
     target = out / default_file_name(data, fmt) if out.is_dir() else out

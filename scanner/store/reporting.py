@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from sqlalchemy import Connection, Row, select
+from sqlalchemy import Connection, Row, case, func, select
 
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.store.models import (
@@ -91,3 +91,20 @@ def iter_run_results(connection: Connection, run_id: int, *,
             status=statuses_by_value[status], message=message, path=path,
             action=actions_by_value[action], resource=resource, file=file,
             document=document, item=item, line=line, commit_sha=commit_sha)
+
+
+def iter_run_observations(connection: Connection, run_id: int) -> Iterator[tuple[str, str, bool]]:
+    """``(namespace, source, failing)`` of every resource observation with results in the run.
+
+    What reports count besides the tallies: resources per namespace and per source, and how
+    many of them fail, without reading every result into Python.
+    """
+    failing = func.max(case((Result.status == RuleStatus.FAIL.value, 1), else_=0))
+    query = (select(Resource.namespace, Source.name, failing)
+             .select_from(Result)
+             .join(Resource, Resource.resource_id == Result.resource_id)
+             .join(Source, Source.source_id == Resource.source_id)
+             .where(Result.run_id == run_id)
+             .group_by(Result.observation_id, Resource.namespace, Source.name))
+    for namespace, source, fails in connection.execution_options(yield_per=STREAM_BATCH).execute(query):
+        yield namespace, source, bool(fails)

@@ -206,3 +206,8 @@ class Store:
         """Stream a run's results (constant memory) in a stable order."""
         with self._read(f"read the results of run {run_id}") as c:
             yield from reporting.iter_run_results(c, run_id, statuses=statuses)
+
+    def iter_run_observations(self, run_id: int) -> Iterator[tuple[str, str, bool]]:
+        """``(namespace, source, failing)`` per resource observation with results in the run."""
+        with self._read(f"read the resources of run {run_id}") as c:
+            yield from reporting.iter_run_observations(c, run_id)

@@ -1,0 +1,72 @@
+"""Report data read from the store: the findings-only reading agrees with reading every result."""
+
+from __future__ import annotations
+
+import pytest
+
+from scanner.cli import main
+from scanner.config import load_config
+from scanner.errors import ReportError
+from scanner.report.data import FINDING_STATUSES
+from scanner.report.render import render_report
+from scanner.report_builder import build_report_data
+from scanner.store.store import Store
+
+from .conftest import Project, pod
+
+NAMESPACE_POLICY = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: namespace-owner
+  annotations: {policies.kyverno.io/severity: medium}
+spec:
+  validationFailureAction: Audit
+  rules:
+  - name: owner
+    match: {any: [{resources: {kinds: [Namespace]}}]}
+    validate:
+      message: owner label required
+      pattern: {metadata: {labels: {owner: "?*"}}}
+"""
+
+
+def namespace(name: str, owner: str | None) -> str:
+    labels = f"{{owner: {owner}}}" if owner else "{}"
+    return f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}, labels: {labels}}}\n"
+
+
+def test_build_report_data_findings_only_agrees_with_every_result(project: Project, capsys, tmp_path) -> None:
+    (project.base / "policies" / "namespace-owner.yaml").write_text(NAMESPACE_POLICY)
+    project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None),
+                    "apps/c.yaml": pod("c", None) + "---\n" + pod("d", "y"),
+                    "ns.yaml": namespace("apps", None) + "---\n" + namespace("web", "me")})
+    export = tmp_path / "export.yaml"
+    export.write_text("apiVersion: v1\nkind: List\nitems:\n"
+                      "- {apiVersion: v1, kind: Pod, metadata: {name: e, namespace: web}, spec: {containers: []}}\n"
+                      "- {apiVersion: v1, kind: Pod, metadata: {name: f, namespace: web, labels: {team: t}}}\n")
+    config = project.config(extra_sources=f"- name: cluster\n  export: {{path: {export}}}")
+    assert main(["scan", "--config", str(config), "-q"]) == 1
+    project.commit({"apps/b.yaml": pod("b", "fixed")}, "fix b")
+    assert main(["scan", "--config", str(config), "-q"]) == 1
+    capsys.readouterr()
+    store = Store(load_config(str(config)).database_url)
+    try:
+        run_id = store.latest_run_id(None)
+        full = build_report_data(store, run_id)
+        lean = build_report_data(store, run_id, findings_only=True)
+    finally:
+        store.close()
+    assert lean.findings_only and not full.findings_only
+    assert lean.summary == full.summary and lean.summary.by_status["fail"] == 3
+    assert lean.by_namespace == full.by_namespace and lean.by_source == full.by_source
+    assert {g.key for g in lean.by_namespace} == {"apps", "web", "(cluster)"}
+    assert lean.failures_by_policy == full.failures_by_policy
+    assert lean.results == tuple(r for r in full.results if r.status in FINDING_STATUSES)
+    assert (lean.new_findings, lean.resolved_findings) == (full.new_findings, full.resolved_findings)
+    assert [c.name for c in lean.resolved_findings] == ["b"]
+    for fmt in ("html", "json", "sarif"):
+        assert render_report(lean, fmt, tmp_path / "lean").read_text() == \
+            render_report(full, fmt, tmp_path / "full").read_text()
+    with pytest.raises(ReportError, match="junit report lists every result"):
+        render_report(lean, "junit", tmp_path / "lean")
