@@ -43,8 +43,13 @@ def _change(entry: views.DiffEntry) -> ResultChange:
                         message=entry.message)
 
 
-def run_changes(store: Store, run_id: int) -> tuple[int, int]:
-    """How many findings are new and how many resolved since the previous run."""
+def run_changes(store: Store, run_id: int, data: ReportData | None = None) -> tuple[int, int]:
+    """How many findings are new and how many resolved since the previous run (read from the
+    run's report ``data`` when it was built)."""
+    if data is not None:
+        if data.previous_run_id is None:
+            return data.summary.by_status["fail"], 0
+        return len(data.new_findings), len(data.resolved_findings)
     previous = store.previous_run_id(run_id)
     if previous is None:
         return store.summarize_run(run_id).by_status.failed, 0
@@ -142,12 +147,13 @@ def _trend(store: Store, run: views.RunInfo, history: int) -> list[TrendPoint]:
             for r in recent]
 
 
-def render_configured_reports(store: Store, run_id: int, config: Config) -> list[str]:
-    """Render every format the config names into ``reports.out``; the files written."""
+def render_configured_reports(store: Store, run_id: int, config: Config) -> tuple[list[str], ReportData | None]:
+    """Render every format the config names into ``reports.out``: the files written, and the
+    report data (``None`` when no format is configured)."""
     if not config.reports.formats:
-        return []
+        return [], None
     data = build_report_data(store, run_id, history=config.reports.history,
                              findings_only=not EVERY_RESULT_FORMATS.intersection(config.reports.formats))
     out = Path(config.reports.out)
     out.mkdir(parents=True, exist_ok=True)
-    return [str(render_report(data, fmt, out)) for fmt in config.reports.formats]
+    return [str(render_report(data, fmt, out)) for fmt in config.reports.formats], data

@@ -28,7 +28,7 @@ from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, load_exceptions, load_policies
-from scanner.scan_workers import EvaluationSetup, ShardTask, records_of, run_task, setup_process, setup_worker
+from scanner.scan_workers import EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource, redact
@@ -211,6 +211,9 @@ def _error_row(e: SourceErrorRecord) -> records.ErrorRecord:
                                path=e.location.path or "", line=e.location.line)
 
 
+_FAIL, _ENFORCE = RuleStatus.FAIL.value, FailureAction.ENFORCE.value
+
+
 class _Collector:
     """Writes what the shards emit to the store, in batches, and keeps the tallies."""
 
@@ -220,34 +223,31 @@ class _Collector:
                  progress: ScanProgress) -> None:
         self.writer, self.tasks, self.runs, self.progress = writer, tasks, runs, progress
         self.tally = _Tally()
-        self.resources: list[records.ResourceRecord] = []
-        self.results: list[records.ResultRecord] = []
+        self.pending: list[tuple[list[records.ResourceRecord], list[tuple]]] = []
+        self.pending_results = 0
 
     def flush(self) -> None:
-        if self.resources:
-            self.writer.add_resources(self.resources)
-            self.writer.add_results(self.results)
-            self.resources, self.results = [], []
+        if self.pending:
+            self.writer.add_result_rows(self.pending)
+            self.pending, self.pending_results = [], 0
 
     def __call__(self, message: tuple) -> None:
         if message[0] == "chunk":
             _, _task_id, resource_rows, result_rows, errors = message
-            resources, results = records_of(resource_rows, result_rows)
-            self.resources += resources
-            self.results += results
-            if len(self.results) >= self.BATCH:
+            resources = [records.ResourceRecord(*row) for row in resource_rows]
+            self.pending.append((resources, result_rows))
+            self.pending_results += len(result_rows)
+            if self.pending_results >= self.BATCH:
                 self.flush()
-            counts = self.tally.counts
-            for result in results:
-                counts[result.status] += 1
-                if result.status is RuleStatus.FAIL and result.action is FailureAction.ENFORCE:
-                    self.tally.enforce_failures += 1
+            tally = self.tally
+            tally.counts.update(row[3] for row in result_rows)
+            tally.enforce_failures += sum(row[3] == _FAIL and row[6] == _ENFORCE for row in result_rows)
             if errors:
                 self.writer.add_errors([_error_row(e) for e in errors])
-                self.tally.errors += len(errors)
+                tally.errors += len(errors)
                 for e in source_fatal_errors(errors):
                     self.runs[e.source].fatal.append(e.message)
-            self.tally.resources += len(resources)
+            tally.resources += len(resources)
             self.progress.resources(len(resources))
         else:
             _, task_id, _stats, failure = message
@@ -408,8 +408,8 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         progress.stage("rendering reports")
         from scanner.report_builder import render_configured_reports, run_changes
 
-        new, resolved = run_changes(store, run_id)
-        reports = render_configured_reports(store, run_id, config)
+        reports, data = render_configured_reports(store, run_id, config)
+        new, resolved = run_changes(store, run_id, data)
     finally:
         workers.close()
         if store is not None:

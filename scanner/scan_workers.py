@@ -19,7 +19,6 @@ from typing import Any
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.evaluate import PolicyIndex, evaluate_policy
 from scanner.engine.match import Request, ResourceView
-from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup
 from scanner.sources.documents import Origin
@@ -27,7 +26,6 @@ from scanner.sources.export import ExportSource
 from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
-from scanner.store import records
 from scanner.yamldoc import load_documents, load_yaml_value
 
 CHUNK = 64
@@ -129,20 +127,6 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
                 result_rows.append((position, intern(r.policy), intern(r.rule), r.status.value, intern(r.message),
                                     intern(r.path), r.action.value, intern(r.declared_rule)))
     return resource_rows, result_rows
-
-
-_STATUS = {s.value: s for s in RuleStatus}
-_ACTION = {a.value: a for a in FailureAction}
-
-
-def records_of(resource_rows: list[tuple], result_rows: list[tuple]
-               ) -> tuple[list[records.ResourceRecord], list[records.ResultRecord]]:
-    """The store records of what ``evaluate_chunk`` produced."""
-    resources = [records.ResourceRecord(*row) for row in resource_rows]
-    results = [records.ResultRecord(policy=policy, rule=rule, resource=resources[i], status=_STATUS[status],
-                                    message=message, path=path, action=_ACTION[action], declared_rule=declared)
-               for i, policy, rule, status, message, path, action, declared in result_rows]
-    return resources, results
 
 
 def _items(task: ShardTask, stats: SourceStats) -> Iterator[Resource | ErrorRecord]:

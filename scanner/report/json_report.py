@@ -6,9 +6,10 @@ Key order and list order are fixed, so the same ``ReportData`` always gives the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from scanner.report.data import (
     SEVERITY_ORDER,
@@ -149,8 +150,8 @@ def report_document(data: ReportData) -> dict[str, Any]:
 
 
 def dump_json(document: dict[str, Any]) -> str:
-    """Indented UTF-8 JSON text with a final newline."""
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    """Indented UTF-8 JSON text with a final newline (the layout of ``json.dumps(indent=2)``)."""
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
 
 
 def render_json_report(data: ReportData) -> str:

@@ -9,12 +9,12 @@ and unreadable inputs become tool execution notifications.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from scanner.engine.types import RuleStatus
 from scanner.report.data import PolicyInfo, ReportData, ResultRecord
 from scanner.report.formatting import finding_id, iso_time
+from scanner.report.json_report import dump_json
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "scannerFinding/v1"
@@ -138,4 +138,4 @@ def sarif_document(data: ReportData) -> dict[str, Any]:
 
 
 def render_sarif(data: ReportData) -> str:
-    return json.dumps(sarif_document(data), indent=2, ensure_ascii=False) + "\n"
+    return dump_json(sarif_document(data))

@@ -1,0 +1,56 @@
+"""The writer's tuple fast path stores exactly what the record path stores."""
+
+from __future__ import annotations
+
+import pytest
+
+from scanner.engine.types import FailureAction, RuleStatus
+from scanner.errors import StoreError
+from scanner.store import ResultRecord, RunStart, SourceRecord, SourceType, Store
+from tests.store.conftest import day
+from tests.store.scan_helpers import pod, policy
+
+RESULTS = [  # (resource, rule, status, message, action)
+    ("a", "check-labels", RuleStatus.PASS, "", FailureAction.AUDIT),
+    ("a", "autogen-check-labels", RuleStatus.FAIL, "labels missing", FailureAction.ENFORCE),
+    ("b", "check-labels", RuleStatus.ERROR, "failed to substitute", FailureAction.AUDIT),
+    ("c", "check-labels", RuleStatus.SKIP, "preconditions not met", FailureAction.AUDIT),
+]
+
+
+def _stored(store: Store, use_rows: bool) -> tuple[set, int]:
+    run = store.begin_run(RunStart(started_at=day(0 if use_rows else 1)))
+    run.add_source(SourceRecord(name="repo", type=SourceType.GIT))
+    run.add_policies([policy("require-labels")])
+    resources = [pod(n) for n in ("a", "b", "c", "d")]  # d: no rule applied, still seen
+    if use_rows:  # two chunks: a and b, then c and d; indexes are per chunk
+        chunks: list[tuple[list, list]] = [(resources[:2], []), (resources[2:], [])]
+        for name, rule, status, message, action in RESULTS:
+            index = ord(name) - ord("a")
+            chunks[index // 2][1].append((index % 2, "require-labels", rule, status.value, message, "/spec",
+                                          action.value, "check-labels"))
+        assert run.add_result_rows(chunks) == len(RESULTS)
+    else:
+        run.add_resources(resources)
+        run.add_results([ResultRecord(policy="require-labels", rule=rule, resource=resources[ord(name) - ord("a")],
+                                      status=status, message=message, path="/spec", action=action,
+                                      declared_rule="check-labels")
+                         for name, rule, status, message, action in RESULTS])
+    run.finish()
+    stored = {(r.resource.name, r.rule, r.declared_rule, r.status, r.message, r.path, r.action, r.file)
+              for r in store.iter_run_results(run.run_id)}
+    return stored, store.get_run(run.run_id).run.resources
+
+
+def test_writer_add_result_rows_matches_add_results(store: Store) -> None:
+    rows_path, records_path = _stored(store, True), _stored(store, False)
+    assert rows_path == records_path
+    assert rows_path[1] == 4 and len(rows_path[0]) == len(RESULTS)
+
+
+def test_writer_add_result_rows_unknown_policy_is_a_store_error(store: Store) -> None:
+    run = store.begin_run(RunStart(started_at=day(0)))
+    run.add_source(SourceRecord(name="repo", type=SourceType.GIT))
+    run.add_policies([policy("require-labels")])
+    with pytest.raises(StoreError, match="names policy 'nope'"):
+        run.add_result_rows([([pod("a")], [(0, "nope", "r", "pass", "", "", "Audit", "r")])])
