@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 NANOSECOND = 1
 MICROSECOND = 1000
@@ -31,6 +32,11 @@ def parse_duration(text: str) -> int | None:
     """
     if not isinstance(text, str) or not text:
         return None
+    return _parse(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> int | None:
     s = text
     neg = False
     if s[0] in "+-":

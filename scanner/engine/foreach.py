@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.engine.conditions import ConditionError, evaluate_block, parse_conditions
+from scanner.engine.conditions import ConditionBlock, ConditionError, evaluate_block, parse_conditions
 from scanner.engine.context import ContextError, VariableContext
 from scanner.engine.jmespath_dialect import JMESPathError, UnknownKeyError
+from scanner.engine.memo import built
 from scanner.engine.pattern import CompiledPattern
 from scanner.engine.policy import Rule
 from scanner.engine.types import RuleStatus
-from scanner.engine.variables import SubstitutionError
+from scanner.engine.variables import SubstitutionError, has_references, has_variables
 
 Outcome = tuple[RuleStatus, str, str] | None
 _FAILURES = (SubstitutionError, ConditionError, ContextError, JMESPathError)
@@ -57,6 +58,21 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
     return RuleStatus.PASS, "rule passed", ""
 
 
+def _foreach_conditions(raw: Any) -> ConditionBlock:
+    return parse_conditions(raw, foreach=True)
+
+
+def _static_pattern(raw: Any) -> CompiledPattern | None:
+    """The compiled pattern when it has no variables or references (else it is built per element)."""
+    return None if has_variables(raw) or has_references(raw) else CompiledPattern(raw)
+
+
+def _static_any_pattern(raw: Any) -> tuple[CompiledPattern, ...] | None:
+    if not isinstance(raw, list) or has_variables(raw) or has_references(raw):
+        return None
+    return tuple(CompiledPattern(p) for p in raw)
+
+
 def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, element: Any,
              depth: int, operation: str, validate: Any) -> Outcome:
     scope = entry.get("elementScope")
@@ -70,7 +86,7 @@ def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, elem
     preconditions = entry.get("preconditions")
     if preconditions is not None:
         try:
-            block = evaluate_block(parse_conditions(preconditions, foreach=True), ctx.substitute)
+            block = evaluate_block(built(preconditions, _foreach_conditions), ctx.substitute)
         except _FAILURES:
             return None
         if not block.value:
@@ -82,14 +98,17 @@ def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, elem
             return None
         try:
             if entry.get("pattern") is not None:
-                pattern = CompiledPattern(ctx.substitute(entry["pattern"]))
+                pattern = (built(entry["pattern"], _static_pattern)
+                           or CompiledPattern(ctx.substitute(entry["pattern"])))
                 return validate.check_pattern(rule, pattern, document, validate.lazy_message(rule, ctx))
-            any_pattern = ctx.substitute(entry["anyPattern"])
+            patterns = built(entry["anyPattern"], _static_any_pattern)
+            if patterns is None:
+                any_pattern = ctx.substitute(entry["anyPattern"])
+                if not isinstance(any_pattern, list):
+                    return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
+                patterns = tuple(CompiledPattern(p) for p in any_pattern)
         except _FAILURES as exc:
             return RuleStatus.ERROR, f"variable substitution failed: {exc}", ""
-        if not isinstance(any_pattern, list):
-            return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
-        patterns = tuple(CompiledPattern(p) for p in any_pattern)
         return validate.check_any_pattern(rule, patterns, document, validate.lazy_message(rule, ctx))
     if entry.get("foreach") is not None:
         return run_foreach(rule, entry["foreach"], ctx, resource, depth + 1, operation)

@@ -12,6 +12,7 @@ import copy
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from scanner.engine import wildcard
@@ -102,15 +103,24 @@ def evaluate_controls(level: str, version: Version, metadata: dict[str, Any],
                       spec: dict[str, Any]) -> list[CheckResult]:
     """Failing controls for a pod: baseline level only baseline, any other level all controls."""
     results = []
-    for control in CONTROLS:
-        if level == "baseline" and control.level != "baseline":
-            continue
-        eligible = [v for v in control.versions if v[0] <= version]
-        _minimum, check = max(eligible or control.versions[:1], key=lambda v: v[0])
+    for check in _checks(level == "baseline", version):
         result = check(metadata, spec)
         if result is not None:
             results.append(result)
     return results
+
+
+@lru_cache(maxsize=64)
+def _checks(baseline_only: bool, version: Version) -> tuple[Any, ...]:
+    """The check of each control at ``version`` (its newest version not after it)."""
+    checks = []
+    for control in CONTROLS:
+        if baseline_only and control.level != "baseline":
+            continue
+        eligible = [v for v in control.versions if v[0] <= version]
+        _minimum, check = max(eligible or control.versions[:1], key=lambda v: v[0])
+        checks.append(check)
+    return tuple(checks)
 
 
 def _probe_pod(exclude: dict[str, Any], metadata: dict[str, Any], spec: dict[str, Any]

@@ -147,18 +147,20 @@ def _is_integral(value: Any) -> bool:
     return isinstance(value, float) and value.is_integer()
 
 
+_SCALAR_CHECKS: dict[str, Any] = {
+    "bool": lambda v: isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "int32": _is_integral,
+    "int64": _is_integral,
+    "intstr": lambda v: isinstance(v, str) or _is_integral(v),
+}
+
+
 def _check(value: Any, spec: Any, struct: str, path: str) -> None:
     if value is None:
         return
     if isinstance(spec, str):
-        ok = {
-            "bool": lambda v: isinstance(v, bool),
-            "string": lambda v: isinstance(v, str),
-            "int32": _is_integral,
-            "int64": _is_integral,
-            "intstr": lambda v: isinstance(v, str) or _is_integral(v),
-        }[spec](value)
-        if not ok:
+        if not _SCALAR_CHECKS[spec](value):
             raise _fail(value, struct, path, _GO_TYPES[spec])
         return
     kind, inner = spec

@@ -8,6 +8,7 @@ from typing import Any
 from scanner.engine.conditions import ConditionError, evaluate_block, parse_conditions
 from scanner.engine.context import ContextError, VariableContext
 from scanner.engine.jmespath_dialect import JMESPathError
+from scanner.engine.memo import built
 from scanner.engine.pattern import CompiledPattern, PatternOutcome
 from scanner.engine.policy import Rule
 from scanner.engine.types import RuleStatus
@@ -103,7 +104,7 @@ def run_deny(rule: Rule, deny: Any, ctx: VariableContext) -> Outcome:
     """deny: conditions true -> fail with the rule and condition messages (spec 6.3)."""
     conditions = deny.get("conditions") if isinstance(deny, dict) else None
     try:
-        block = evaluate_block(parse_conditions(conditions), ctx.substitute)
+        block = evaluate_block(built(conditions, parse_conditions), ctx.substitute)
     except SUBSTITUTION_FAILURES as exc:
         return RuleStatus.ERROR, f"failed to check deny conditions: {exc}", ""
     if not block.value:
