@@ -1,24 +1,32 @@
-"""Store benchmark: one run of N rule results, then trend and diff queries over many runs.
+"""Store benchmark: runs of N rule results stored, then trend and diff queries over them.
 
-    .venv/bin/python benchmarks/bench_store.py                       # SQLite, 1,000,000
+    .venv/bin/python benchmarks/bench_store.py --runs 30             # SQLite, 30 x 1,000,000
+    .venv/bin/python benchmarks/bench_store.py --runs 30 --skip-sqlite \
+        --postgres postgresql+psycopg://postgres@127.0.0.1:5432/test
     .venv/bin/python benchmarks/bench_store.py --results 100000 --runs 5 \
         --postgres postgresql+psycopg://postgres@127.0.0.1:5432/test
 
-Results are generated lazily (20 rules x N/20 resources, a quarter failing, a few per cent
-changing between runs), so the peak memory reported is the store's, not the input's.
-PostgreSQL runs in a fresh schema that is dropped afterwards.
+Results are generated lazily (20 rules x N/20 resources, a quarter failing, one resource in
+25 changing between runs), so the peak memory reported is the store's, not the input's.
+Each run is a day after the one before. Queries are timed cold (first call) and warm (best
+of three): trend series over every run and over the last week, per run and per day, by
+policy, severity and source; the diff of the last two runs (read from the findings), as
+counts, with the first 100 entries and with every entry; and the diff of the first and
+last runs (which compares the two runs' results). SQLite runs in a temporary folder,
+PostgreSQL in a fresh schema; both are deleted afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
@@ -35,6 +43,7 @@ from scanner.store import (
     SourceType,
     Store,
 )
+from scanner.store.diff import plan_diff
 
 POLICIES = 10
 RULES_PER_POLICY = 2
@@ -77,35 +86,63 @@ def _max_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def timed(label: str, call: object) -> float:
-    start = time.perf_counter()
-    call()  # type: ignore[operator]
-    elapsed = time.perf_counter() - start
-    print(f"  {label:<34} {elapsed:8.3f} s")
-    return elapsed
+def timed(label: str, call: Callable[[], object]) -> None:
+    """Print the first (cold) and the best of three (warm) times of ``call``."""
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    print(f"  {label:<52} {times[0]:7.3f} s cold {min(times):7.3f} s warm")
+
+
+def store_runs(store: Store, count: int, runs: int, base: datetime) -> list[int]:
+    before = _max_rss_mib()
+    run_id, seconds = store_run(store, count, 0, base)
+    print(f"  store run 1: {seconds:.1f} s ({count / seconds:,.0f} results/s); peak RSS "
+          f"{before:.0f} MiB before, {_max_rss_mib():.0f} MiB after")
+    ids, times = [run_id], [seconds]
+    for index in range(1, runs):
+        run_id, seconds = store_run(store, count, index, base + timedelta(days=index))
+        ids.append(run_id)
+        times.append(seconds)
+        print(f"  stored run {index + 1}/{runs} in {seconds:.1f} s", file=sys.stderr,
+              flush=True)
+    if runs > 1:
+        print(f"  store runs 2-{runs}: {min(times[1:]):.1f} s min, "
+              f"{statistics.median(times[1:]):.1f} s median, {max(times[1:]):.1f} s max per "
+              f"run; peak RSS {_max_rss_mib():.0f} MiB")
+    return ids
 
 
 def bench(name: str, url: str, count: int, runs: int) -> None:
     print(f"{name}: {count:,} results per run, {runs} runs")
     store = Store(url, auto_upgrade=True)
     base = datetime(2024, 1, 1, tzinfo=UTC)
-    before = _max_rss_mib()
-    run_id, seconds = store_run(store, count, 0, base)
-    print(f"  store one run                      {seconds:8.3f} s "
-          f"({count / seconds:,.0f} results/s; peak RSS {before:.0f} MiB before, "
-          f"{_max_rss_mib():.0f} MiB after)")
-    ids = [run_id]
-    for index in range(1, runs):
-        ids.append(store_run(store, count, index, base + timedelta(days=index))[0])
-        print(f"  stored run {index + 1}/{runs}", file=sys.stderr, end="\r")
-    since = base - timedelta(days=1)
+    ids = store_runs(store, count, runs, base)
+    since, week = base - timedelta(days=1), base + timedelta(days=runs - 7)
     timed(f"trend per run over {runs} runs", lambda: store.trend(since=since))
+    timed("trend per run by policy", lambda: store.trend(since=since, group_by="policy"))
     timed("trend per day by severity", lambda: store.trend(since=since, bucket="day",
                                                           group_by="severity"))
-    timed("trend per run by policy", lambda: store.trend(since=since, group_by="policy"))
+    timed("trend per day by source, last week",
+          lambda: store.trend(since=week, bucket="day", group_by="source", sources=["bench"]))
     if len(ids) > 1:
-        timed("diff of the last two runs (counts)", lambda: store.diff_runs(ids[-2], ids[-1],
-                                                                            limit=100))
+        base_id, head_id = ids[-2], ids[-1]
+        with store.engine.connect() as connection:
+            method = plan_diff(connection, base_id, head_id).method
+        counts = store.diff_runs(base_id, head_id, limit=0)
+        print(f"  diff of the last two runs: {counts.new_count:,} new, "
+              f"{counts.resolved_count:,} resolved, {counts.still_failing_count:,} still "
+              f"failing (from the {method})")
+        for label, limit in (("counts", 0), ("first 100 entries", 100),
+                             ("every entry", None)):
+            timed(f"diff of the last two runs, {label}",
+                  lambda limit=limit: store.diff_runs(base_id, head_id, limit=limit))
+        with store.engine.connect() as connection:
+            method = plan_diff(connection, ids[0], ids[-1]).method
+        timed(f"diff of the first and last runs, first 100 ({method})",
+              lambda: store.diff_runs(ids[0], ids[-1], limit=100))
     timed("summary of one run", lambda: store.summarize_run(ids[-1]))
     store.close()
 

@@ -7,6 +7,7 @@ the database (password redacted) and says what to do.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -30,6 +31,8 @@ _SQLITE_HINTS = {
     "SQLITE_CORRUPT": "the file is damaged: restore it from a backup",
 }
 _PG_HINTS = {
+    "25006": "the database only accepts reads (a standby, or default_transaction_read_only is "
+             "on): point database.url at a writable primary or turn read-only off",
     "28P01": "check the user name and password in database.url",
     "28000": "check the user name and password in database.url",
     "3D000": "create the database first (createdb) or fix its name in database.url",
@@ -131,6 +134,16 @@ def translate_errors(url: URL, doing: str) -> Iterator[None]:
         raise StoreError(_message(url, doing, e.orig)) from e
     except exc.SQLAlchemyError as e:
         raise StoreError(f"database {describe(url)}: {doing} failed: {e}") from e
+    except Exception as e:
+        if not _is_driver_error(e):
+            raise
+        raise StoreError(_message(url, doing, e)) from e  # from the driver itself (COPY)
+
+
+def _is_driver_error(error: Exception) -> bool:
+    psycopg = sys.modules.get("psycopg")
+    return isinstance(error, sqlite3.Error) or (psycopg is not None
+                                                and isinstance(error, psycopg.Error))
 
 
 def _message(url: URL, doing: str, error: BaseException | None) -> str:

@@ -4,6 +4,19 @@ Findings are kept for sources the run scanned without error. A finding is a
 (resource, check) failing with a status in ``FINDING_STATUSES``; it is opened the first run
 it fails, stays open while it keeps failing, and ends the first run it does not, with the
 reason: the resource is gone, the policy was removed, the policy changed, or it was fixed.
+
+Each source's row says which completed run its findings reflect (``findings_run_id``):
+after a finish, the open findings of a source are exactly the (resource, check) pairs that
+run failed. A finish continues from that run (the source's row is locked first, so
+finishes of one source follow each other in commit order, whatever the hosts' clocks say),
+records it as the run source's ``previous_run_id`` and moves the pointer to itself. The
+diff of a run against the run it continued from is then the findings it opened and ended.
+
+On PostgreSQL the statistics of the tables a run filled are refreshed before the lifecycle
+statements run (when it has ``ANALYZE_AFTER`` results or more): until then the planner takes
+the new run for empty (its id is in no histogram yet) and may choose nested loops that rescan
+the run once per row. The tables its finish changed are refreshed at the end, for the diff,
+trend and summary queries that follow.
 """
 
 from __future__ import annotations
@@ -18,11 +31,12 @@ from scanner.store.liveness import utc_now
 from scanner.store.models import Run, UTCDateTime
 from scanner.store.records import COMPLETED_STATUSES, FINDING_STATUSES, EndReason, RunStatus
 
-ANALYZE_AFTER = 50_000
-"""Result rows from which a finished run refreshes PostgreSQL's planner statistics."""
+ANALYZE_AFTER = 1_000
+"""Result rows from which a finished run refreshes PostgreSQL's planner statistics. Below it
+a misplanned join over the run costs little; above it, one planned for an empty run can
+rescan the run once per row (seconds at ten thousand results, minutes at a million)."""
 
 _FAILING = ", ".join(f"'{s.value}'" for s in FINDING_STATUSES)
-_COMPLETED = ", ".join(f"'{s.value}'" for s in COMPLETED_STATUSES)
 
 _TALLY = text("""
 INSERT INTO run_tallies (run_id, source_id, check_id, namespace, status, policy_id, count)
@@ -32,35 +46,41 @@ WHERE r.run_id = :run
 GROUP BY r.run_id, s.source_id, r.check_id, s.namespace, r.status
 """)
 
-_PREVIOUS = text(f"""
-SELECT r.run_id, r.started_at FROM runs r JOIN run_sources rs ON rs.run_id = r.run_id
-WHERE rs.source_id = :source AND rs.error = '' AND r.status IN ({_COMPLETED})
-  AND r.run_id <> :run
-ORDER BY r.finished_at DESC, r.run_id DESC LIMIT 1
+_PREVIOUS = text("""
+SELECT r.run_id, r.started_at FROM sources s JOIN runs r ON r.run_id = s.findings_run_id
+WHERE s.source_id = :source
 """).columns(run_id=Integer, started_at=UTCDateTime)
 
+# Ends the open findings of a source that the run no longer fails, with the first reason
+# that applies: the resource is gone, the policy was removed, the policy changed, or fixed.
 _CLOSE = text(f"""
 UPDATE findings SET resolved_run_id = :run, resolved_at = :at,
-       last_run_id = :last_run, last_seen_at = :last_at
+       last_run_id = :last_run, last_seen_at = :last_at,
+       end_reason = CASE
+         WHEN NOT EXISTS (SELECT 1 FROM resource_observations o
+                          WHERE o.run_id = :run AND o.resource_id = findings.resource_id)
+           THEN '{EndReason.RESOURCE_GONE.value}'
+         WHEN NOT EXISTS (SELECT 1 FROM run_policies rp
+                          JOIN policies p ON p.policy_id = rp.policy_id
+                          JOIN checks c ON c.policy_kind = p.kind
+                                       AND c.policy_namespace = p.namespace
+                                       AND c.policy_name = p.name
+                          WHERE rp.run_id = :run AND c.check_id = findings.check_id)
+           THEN '{EndReason.POLICY_REMOVED.value}'
+         WHEN findings.policy_id NOT IN (SELECT rp.policy_id FROM run_policies rp
+                                         WHERE rp.run_id = :run)
+           THEN '{EndReason.POLICY_CHANGED.value}'
+         ELSE '{EndReason.FIXED.value}' END
 WHERE source_id = :source AND resolved_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM results r
                   WHERE r.run_id = :run AND r.resource_id = findings.resource_id
                     AND r.check_id = findings.check_id AND r.status IN ({_FAILING}))
-""")
+""").bindparams(bindparam("at", type_=UTCDateTime), bindparam("last_at", type_=UTCDateTime))
 
-_REASONS = (
-    (EndReason.RESOURCE_GONE, """NOT EXISTS (
-        SELECT 1 FROM resource_observations o
-        WHERE o.run_id = :run AND o.resource_id = findings.resource_id)"""),
-    (EndReason.POLICY_REMOVED, """NOT EXISTS (
-        SELECT 1 FROM run_policies rp
-        JOIN policies p ON p.policy_id = rp.policy_id
-        JOIN checks c ON c.policy_kind = p.kind AND c.policy_namespace = p.namespace
-                     AND c.policy_name = p.name
-        WHERE rp.run_id = :run AND c.check_id = findings.check_id)"""),
-    (EndReason.POLICY_CHANGED, """policy_id NOT IN (
-        SELECT rp.policy_id FROM run_policies rp WHERE rp.run_id = :run)"""),
-    (EndReason.FIXED, "1 = 1"),
+_CONTINUED = (
+    text("UPDATE run_sources SET previous_run_id = :last_run "
+         "WHERE run_id = :run AND source_id = :source"),
+    text("UPDATE sources SET findings_run_id = :run WHERE source_id = :source"),
 )
 
 _FOLLOW_POLICY = text(f"""
@@ -91,10 +111,14 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus) -> None:
     scanned = [row[0] for row in connection.execute(text(
         "SELECT source_id FROM run_sources WHERE run_id = :run AND error = '' "
         "ORDER BY source_id"), {"run": run_id})]
-    if connection.dialect.name == "postgresql" and scanned:
+    postgres = connection.dialect.name == "postgresql"
+    if postgres and scanned:
         # Serialise finishes that touch the same sources' findings.
         connection.execute(text("SELECT source_id FROM sources WHERE source_id = ANY(:ids) "
                                 "ORDER BY source_id FOR UPDATE"), {"ids": scanned})
+    big = postgres and _is_big(connection, run_id)
+    if big:
+        _analyze(connection, "results", "resource_observations", "resources")
     connection.execute(_TALLY, {"run": run_id})
     if status in COMPLETED_STATUSES:
         for source_id in scanned:
@@ -121,25 +145,31 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus) -> None:
                                      {"run": run_id}).scalar_one()
         raise StoreError(f"run {run_id} cannot finish: it is already {current} (marked by "
                          "another process after its heartbeat went stale)")
-    if connection.dialect.name == "postgresql" and values["result_count"] >= ANALYZE_AFTER:
-        # Fresh statistics after a big load, so that diffs plan as hash anti-joins instead
-        # of probing row by row (autovacuum would get there, but later).
-        for table in ("results", "resource_observations", "resources", "findings",
-                      "run_tallies", "run_sources", "run_policies", "sources", "checks",
-                      "policies"):
-            connection.execute(text(f"ANALYZE {table}"))
+    if big:
+        _analyze(connection, "findings", "run_tallies", "run_sources", "run_policies",
+                 "sources", "checks", "policies")
+
+
+def _is_big(connection: Connection, run_id: int) -> bool:
+    """Whether the run has at least ``ANALYZE_AFTER`` results (reads at most that many)."""
+    return connection.execute(text(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM results WHERE run_id = :run LIMIT :n) AS t"),
+        {"run": run_id, "n": ANALYZE_AFTER}).scalar_one() >= ANALYZE_AFTER
+
+
+def _analyze(connection: Connection, *tables: str) -> None:
+    for table in tables:
+        connection.execute(text(f"ANALYZE {table}"))
 
 
 def _update_findings(connection: Connection, run_id: int, source_id: int,
                      at: datetime) -> None:
-    previous = connection.execute(_PREVIOUS, {"source": source_id, "run": run_id}).first()
+    previous = connection.execute(_PREVIOUS, {"source": source_id}).first()
     last_run, last_at = (previous[0], previous[1]) if previous else (None, None)
-    connection.execute(_CLOSE, {"run": run_id, "at": at, "source": source_id,
-                                "last_run": last_run, "last_at": last_at})
-    for reason, condition in _REASONS:
-        connection.execute(text(
-            f"UPDATE findings SET end_reason = :reason WHERE resolved_run_id = :run "
-            f"AND source_id = :source AND end_reason IS NULL AND {condition}"),
-            {"reason": reason.value, "run": run_id, "source": source_id})
-    connection.execute(_FOLLOW_POLICY, {"run": run_id, "source": source_id})
-    connection.execute(_OPEN, {"run": run_id, "at": at, "source": source_id})
+    params = {"run": run_id, "at": at, "source": source_id, "last_run": last_run,
+              "last_at": last_at}
+    connection.execute(_CLOSE, params)
+    connection.execute(_FOLLOW_POLICY, params)
+    connection.execute(_OPEN, params)
+    for statement in _CONTINUED:
+        connection.execute(statement, params)

@@ -106,6 +106,10 @@ class Source(Base):
     source_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(255), unique=True)
     type: Mapped[str] = mapped_column(String(16))
+    findings_run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("runs.run_id", ondelete="SET NULL"))
+    """The completed run whose finish last updated this source's findings: its open findings
+    are the failures of that run. Moved by each finish under the source's row lock."""
 
 
 class RunSource(Base):
@@ -120,6 +124,10 @@ class RunSource(Base):
     commit_sha: Mapped[str] = mapped_column(String(64))
     commit_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     error: Mapped[str] = mapped_column(Text)
+    previous_run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("runs.run_id", ondelete="SET NULL"))
+    """The source's ``findings_run_id`` when this run completed: the run whose findings of
+    the source this run continued (NULL for runs that did not complete or scan it)."""
 
 
 class Policy(Base):

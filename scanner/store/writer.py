@@ -333,10 +333,17 @@ class RunWriter:
             return
         if exc_type is None:
             self.finish()
-        elif issubclass(exc_type, KeyboardInterrupt | SystemExit | GeneratorExit):
-            self.abort(RunStatus.INTERRUPTED)
-        else:
-            self.abort(RunStatus.FAILED)
+            return
+        status = (RunStatus.INTERRUPTED
+                  if issubclass(exc_type, KeyboardInterrupt | SystemExit | GeneratorExit)
+                  else RunStatus.FAILED)
+        try:
+            self.abort(status)
+        except StoreError as failure:
+            # The error that ended the run is the one to report; the store's is a note on it
+            # (the run stays running until the next scan finds its heartbeat stale).
+            if exc is not None:
+                exc.add_note(f"run {self.run_id} could not be marked {status}: {failure}")
 
 
 def create_run(engine: Engine, url: URL, values: dict[str, Any]) -> int:

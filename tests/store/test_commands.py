@@ -9,6 +9,7 @@ import pytest
 from scanner.cli import main
 from scanner.engine.types import RuleStatus
 from scanner.store import Store
+from scanner.store.schema import head_revision
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan
 
@@ -22,17 +23,18 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_commands_db_upgrade_current_downgrade(database_url: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     shown = Store(database_url, check_schema=False).describe()
+    head = head_revision()
     assert _run(capsys, "db", "current", "--database", database_url)[1] == (
-        f"{shown}: revision none, head 0002: empty: run `scanner db upgrade`\n")
+        f"{shown}: revision none, head {head}: empty: run `scanner db upgrade`\n")
     assert _run(capsys, "db", "upgrade", "0001", "--database", database_url)[1] == (
-        f"{shown}: at revision 0001 (head 0002)\n")
+        f"{shown}: at revision 0001 (head {head})\n")
     code, _, err = _run(capsys, "runs", "list", "--database", database_url)
     assert code == 2 and "run `scanner db upgrade" in err
     assert _run(capsys, "db", "upgrade", "--database", database_url)[1] == (
-        f"{shown}: at revision 0002 (head 0002)\n")
+        f"{shown}: at revision {head} (head {head})\n")
     assert "up to date" in _run(capsys, "db", "current", "--database", database_url)[1]
     assert _run(capsys, "db", "downgrade", "base", "--database", database_url)[1] == (
-        f"{shown}: at revision base (head 0002)\n")
+        f"{shown}: at revision base (head {head})\n")
 
 
 def test_commands_runs_list_and_show(store: Store, database_url: str,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from sqlalchemy import text
+
 from scanner.engine.types import RuleStatus
 from scanner.store import (
     EndReason,
@@ -11,6 +14,7 @@ from scanner.store import (
     SourceRecord,
     SourceType,
     Store,
+    finish,
 )
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, policy, scan
@@ -82,3 +86,23 @@ def test_lifecycle_prune_deletes_old_runs_and_orphans(store: Store) -> None:
         "web", None, day(0))
     assert store.summarize_run(kept).by_status.failed == 1
     running.finish()
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+@pytest.mark.postgres
+@pytest.mark.parametrize(("threshold", "analyzed"), [
+    pytest.param(1, {"results", "resource_observations", "resources", "findings", "run_tallies",
+                     "run_sources", "run_policies", "sources", "checks", "policies"},
+                 id="big-run-refreshes"),
+    pytest.param(10**9, set(), id="small-run-leaves-them"),
+])
+def test_lifecycle_big_run_refreshes_postgres_statistics(
+        store: Store, monkeypatch: pytest.MonkeyPatch, threshold: int,
+        analyzed: set[str]) -> None:
+    monkeypatch.setattr(finish, "ANALYZE_AFTER", threshold)
+    scan(store, day(0), {WEB: {LABELS: F}, DB: {LABELS: P}})
+    with store.engine.connect() as connection:
+        fresh = {row[0] for row in connection.execute(text(
+            "SELECT relname FROM pg_stat_user_tables "
+            "WHERE schemaname = current_schema() AND last_analyze IS NOT NULL"))}
+    assert fresh == analyzed

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import create_engine, insert, inspect, text
 
 from scanner.errors import StoreError
 from scanner.store import Store
-from scanner.store.models import VERSION_TABLE, Base
+from scanner.store.models import VERSION_TABLE, Base, Run, RunSource, Source
 from scanner.store.schema import head_revision
+from tests.store.conftest import day
 
 
 def test_schema_upgrade_base_to_head_and_back(database_url: str) -> None:
@@ -48,25 +49,44 @@ def test_schema_empty_postgres_asks_for_upgrade(database_url: str) -> None:
         Store(database_url)
 
 
-def test_schema_foreign_database_is_refused(database_url: str) -> None:
+def _contents(url: str) -> dict[str, list[tuple[object, ...]]]:
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        contents = {table: sorted(tuple(row) for row in connection.execute(
+            text(f"SELECT * FROM {table}"))) for table in inspect(connection).get_table_names()}
+    engine.dispose()
+    return contents
+
+
+@pytest.mark.parametrize(("statements", "shown"), [
+    pytest.param(["CREATE TABLE customers (id INTEGER PRIMARY KEY)",
+                  "INSERT INTO customers VALUES (7)"], "customers", id="other-tables"),
+    pytest.param(["CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)",
+                  f"INSERT INTO alembic_version VALUES ('{head_revision()}')",
+                  "CREATE TABLE runs (id INTEGER PRIMARY KEY)"], "alembic_version, runs",
+                 id="another-applications-alembic-at-our-revision"),
+])
+def test_schema_foreign_database_is_refused(database_url: str, statements: list[str],
+                                            shown: str) -> None:
     engine = create_engine(database_url)
     with engine.begin() as connection:
-        connection.execute(text("CREATE TABLE customers (id INTEGER PRIMARY KEY)"))
+        for statement in statements:
+            connection.execute(text(statement))
     engine.dispose()
-    with pytest.raises(StoreError, match=r"is not a scanner database \(it has tables "
-                                         r"customers and no scanner_schema_version"):
+    before = _contents(database_url)
+    with pytest.raises(StoreError, match=rf"is not a scanner database \(it has tables "
+                                         rf"{shown} and no scanner_schema_version"):
         Store(database_url)
-    with pytest.raises(StoreError, match="refusing to change it"):
-        Store(database_url, check_schema=False).upgrade()
-    engine = create_engine(database_url)
-    assert inspect(engine).get_table_names() == ["customers"]
-    engine.dispose()
+    for change, revision in (("upgrade", "head"), ("downgrade", "base")):
+        with pytest.raises(StoreError, match="refusing to change it"):
+            getattr(Store(database_url, check_schema=False), change)(revision)
+    assert _contents(database_url) == before
 
 
 def test_schema_older_revision_is_refused(database_url: str) -> None:
     Store(database_url, check_schema=False).upgrade("0001")
-    with pytest.raises(StoreError, match=r"at schema revision 0001, this scanner needs "
-                                         r"0002: run `scanner db upgrade"):
+    with pytest.raises(StoreError, match=rf"at schema revision 0001, this scanner needs "
+                                         rf"{head_revision()}: run `scanner db upgrade"):
         Store(database_url)
 
 
@@ -117,3 +137,34 @@ def postgres_url_with_bad_password() -> str:
     base = make_url(POSTGRES_URL)
     return base.set(username="scanner_no_such_user", password="wrong-password").render_as_string(
         hide_password=False)
+
+
+def test_schema_upgrade_points_sources_at_their_latest_completed_scan(database_url: str) -> None:
+    store = Store(database_url, check_schema=False)
+    store.upgrade("0002")
+    runs = [  # run_id, status, finished day, {source: error}
+        (1, "succeeded", 1, {1: "", 2: ""}),
+        (2, "partial", 3, {1: "clone failed", 2: ""}),
+        (3, "failed", 4, {1: "", 2: ""}),
+        (4, "succeeded", 2, {1: ""}),
+    ]
+    with store.engine.begin() as connection:
+        connection.execute(insert(Source.__table__), [
+            {"source_id": 1, "name": "repo", "type": "git"},
+            {"source_id": 2, "name": "export", "type": "export"}])
+        for run_id, status, finished, sources in runs:
+            connection.execute(insert(Run.__table__).values(
+                run_id=run_id, status=status, trigger="cli", started_at=day(finished - 1),
+                finished_at=day(finished), heartbeat_at=day(finished), scanner_version="0.1",
+                config_digest="", owner_host="host", owner_pid=1))
+            connection.execute(insert(RunSource.__table__), [
+                {"run_id": run_id, "source_id": source_id, "url": "", "ref": "",
+                 "commit_sha": "", "error": error} for source_id, error in sources.items()])
+    store.upgrade()
+    with store.engine.connect() as connection:
+        assert dict(connection.execute(text(
+            "SELECT source_id, findings_run_id FROM sources")).all()) == {1: 4, 2: 2}
+        assert connection.execute(text(
+            "SELECT COUNT(*) FROM run_sources WHERE previous_run_id IS NOT NULL")
+        ).scalar_one() == 0
+    store.close()
