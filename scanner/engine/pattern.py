@@ -358,7 +358,7 @@ def _metadata_expansions(raw: dict) -> tuple[str, tuple[str, ...]] | None:
     return meta_key, tags
 
 
-_EXPANDED_CACHE: dict[tuple[int, tuple], MapNode] = {}
+_EXPANDED_CACHE: dict[tuple[MapNode, tuple], MapNode] = {}  # keyed by the node itself: its id could be reused
 
 
 def _expand_metadata(node: MapNode, resource: dict) -> MapNode:
@@ -392,7 +392,7 @@ def _expand_metadata(node: MapNode, resource: dict) -> MapNode:
         signature.append((tag, tuple(rebuilt)))
     if new_meta is None:
         return node
-    cache_key = (id(node), tuple(signature))
+    cache_key = (node, tuple(signature))
     cached = _EXPANDED_CACHE.get(cache_key)
     if cached is None:
         raw = dict(node.raw)

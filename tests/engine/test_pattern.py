@@ -127,3 +127,12 @@ def test_pattern_compiled_once_evaluates_many() -> None:
     compiled = CompiledPattern(y("{metadata: {labels: {team: '?*'}}}"))
     assert [compiled.match({"metadata": {"labels": {"team": t}}}).status for t in ("a", "", "b")] == [
         "pass", "fail", "pass"]
+
+
+def test_pattern_metadata_expansion_is_not_shared_between_patterns() -> None:
+    # Patterns compiled and dropped one after another get the same memory address.
+    patterns = [(y(f"{{metadata: {{labels: {{'te*': {v}}}}}}}"), status)
+                for v, status in (("a", "pass"), ("b", "fail"))]
+    resource = {"metadata": {"labels": {"team": "a"}}}
+    outcomes = [CompiledPattern(p).match(resource).status for p, _ in patterns * 20]
+    assert outcomes == [status for _, status in patterns * 20]
