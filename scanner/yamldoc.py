@@ -101,9 +101,10 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             return [self.construct_tree(child) for child in node.value]
         return self.construct_document(node)
 
-    def constructor(self, aliased: bool, limits: YamlLimits) -> Callable[[yaml.Node], Any]:
-        """``construct_tree`` where it applies (no aliases, depth bounded), else ``construct_document``."""
-        return self.construct_document if aliased or limits.max_depth > _TREE_DEPTH else self.construct_tree
+    def constructor(self, aliased: bool, max_depth: int) -> Callable[[yaml.Node], Any]:
+        """``construct_tree`` where it applies (no aliases, nodes at most ``max_depth`` deep),
+        else ``construct_document``."""
+        return self.construct_document if aliased or max_depth > _TREE_DEPTH else self.construct_tree
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
         """``BaseResolver.resolve`` without path resolvers (this loader has none), faster."""
@@ -412,7 +413,7 @@ def iter_documents(
     compose = None if bound <= _INLINE_SAFE_DEPTH else _wide_executor()
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
     loader = _Loader(text)
-    construct = loader.constructor(aliased, limits)
+    construct = loader.constructor(aliased, limits.max_depth)
     index = 0
     try:
         while True:

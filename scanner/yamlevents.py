@@ -128,7 +128,7 @@ def iter_event_documents(
     on_error: ErrorHandler | None,
 ) -> Iterator[YamlDocument]:
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
-    construct = loader.constructor(aliased, limits)
+    construct = loader.constructor(aliased, limits.max_depth)
     early = split and _announces_list(text)
     index = 0
 

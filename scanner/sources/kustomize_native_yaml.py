@@ -60,13 +60,15 @@ def parse_documents(text: bytes | str, path: str) -> list[Any]:
         raise UnsupportedKustomization("file too large", path)
     if (b"&" in text) if isinstance(text, bytes) else ("&" in text):
         raise UnsupportedKustomization("YAML anchors", path)  # kustomize expands them
-    if nesting_bound(text) > _MAX_NESTING:
+    bound = nesting_bound(text)
+    if bound > _MAX_NESTING:
         raise UnsupportedKustomization("deeply nested YAML", path)
     loader = _NativeLoader(text)
+    construct = loader.constructor(False, bound)
     documents = []
     try:
-        while loader.check_data():
-            data = loader.get_data()
+        while loader.check_node():
+            data = construct(loader.get_node())
             if data is not None:
                 documents.append(data)
     except UnsupportedKustomization as exc:

@@ -11,18 +11,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
-from sqlalchemy import Connection, Engine, inspect
+from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.engine import URL
 
 from scanner.errors import StoreError
 from scanner.store.connect import describe
 from scanner.store.models import VERSION_TABLE
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+HEAD_REVISION = "0003"
+"""The newest revision in ``migrations/`` (a test keeps them equal): a database at it is
+opened without loading Alembic."""
 
 _HERE = Path(__file__).resolve().parent
 
@@ -37,6 +40,8 @@ def migrations_dir() -> Path:
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(migrations_dir()))
     if connection is not None:
@@ -45,6 +50,8 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
         raise StoreError("not supported: the migrations folder has no revisions")
@@ -72,6 +79,8 @@ def read_state(connection: Connection) -> SchemaState:
     names = [t for t in inspect(connection).get_table_names() if not t.startswith("sqlite_")]
     revision = None
     if VERSION_TABLE in names:
+        from alembic.runtime.migration import MigrationContext
+
         context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
         revision = context.get_current_revision()
     others = tuple(sorted(n for n in names if n != VERSION_TABLE))
@@ -79,6 +88,9 @@ def read_state(connection: Connection) -> SchemaState:
 
 
 def _known(revision: str) -> bool:
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
     script = ScriptDirectory.from_config(alembic_config())
     try:
         return script.get_revision(revision) is not None
@@ -96,6 +108,8 @@ def refuse_foreign(url: URL, state: SchemaState) -> None:
 
 def ensure_schema(engine: Engine, url: URL, *, auto_upgrade: bool) -> None:
     """Refuse unless the database is at head; upgrade an empty one when ``auto_upgrade``."""
+    if _at_head(engine):
+        return
     state = current_state(engine)
     refuse_foreign(url, state)
     if state.revision == state.head:
@@ -122,6 +136,15 @@ def _revision_problem(url: URL, state: SchemaState) -> str:
     return (f"database {describe(url)} is at schema revision {state.revision}, which this "
             f"scanner does not know (it needs {state.head}); it was upgraded by a newer "
             "scanner: upgrade scanner to use it")
+
+
+def _at_head(engine: Engine) -> bool:
+    """Whether the database is a scanner database at ``HEAD_REVISION`` (no Alembic needed)."""
+    with engine.connect() as connection:
+        if not inspect(connection).has_table(VERSION_TABLE):
+            return False
+        versions = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars()
+        return list(versions) == [HEAD_REVISION]
 
 
 def current_state(engine: Engine) -> SchemaState:
@@ -152,6 +175,9 @@ def downgrade(engine: Engine, url: URL, revision: str) -> SchemaState:
 
 
 def _migrate(connection: Connection, direction: str, revision: str) -> None:
+    from alembic import command
+    from alembic.util import CommandError
+
     try:
         getattr(command, direction)(alembic_config(connection), revision)
     except CommandError as e:

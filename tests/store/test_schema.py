@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -10,7 +14,7 @@ from sqlalchemy import create_engine, insert, inspect, text
 from scanner.errors import StoreError
 from scanner.store import Store
 from scanner.store.models import VERSION_TABLE, Base, Run, RunSource, Source
-from scanner.store.schema import head_revision
+from scanner.store.schema import HEAD_REVISION, head_revision
 from tests.store.conftest import day
 
 
@@ -35,6 +39,20 @@ def test_schema_models_match_migrations(database_url: str) -> None:
                 "version_table": VERSION_TABLE, "compare_type": True,
                 "compare_server_default": True})
             assert compare_metadata(context, Base.metadata) == []
+
+
+def test_schema_head_constant_is_the_migrations_head() -> None:
+    assert head_revision() == HEAD_REVISION
+
+
+def test_schema_database_at_head_opens_without_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/at-head.db"
+    Store(url).close()  # created and upgraded
+    probe = ("import sys; from scanner.store import Store; Store(sys.argv[1]).close(); "
+             "print('alembic' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", probe, url], capture_output=True, text=True,
+                           check=True).stdout
+    assert shown.strip() == "False"
 
 
 def test_schema_empty_sqlite_file_is_upgraded_on_open(tmp_path: object) -> None:
