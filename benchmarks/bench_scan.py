@@ -5,8 +5,10 @@ C loader, side by side, at several corpus sizes; optionally against Checkov.
     python benchmarks/bench_scan.py --sizes 1000,10000,50000 [--work DIR] [--checkov VENV_PYTHON]
 
 Corpora come from ``../shared/bench/make_corpus.py`` (seed 1), generated into --work once.
-Prints, per size: parse-only seconds, scan seconds, ratio, microseconds per resource and the
-scan's peak memory (resident set size of the scan and its workers).
+Prints, per size: parse-only seconds, first-scan seconds (new database, Git clone), their ratio,
+microseconds per resource, microseconds per resource added since the previous size, the second
+scan's seconds (clone cached, database kept: a nightly job) and the scans' peak memory (resident
+set size of the scan and its workers).
 """
 
 from __future__ import annotations
@@ -15,12 +17,10 @@ import argparse
 import json
 import os
 import pathlib
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 from baseline import PARSE_ONLY, ensure_corpus
 
@@ -42,19 +42,25 @@ def corpus(work: pathlib.Path, size: int) -> pathlib.Path:
     return ensure_corpus(work / f"corpus-{size}", size)
 
 
+# run as ``python -c PROBE CMD...``: prints seconds, peak RSS in KiB of CMD and its children, exit code;
+# a separate process per measurement so that ru_maxrss is that command's own peak
+PROBE = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+         "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+         "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+         "p.returncode); sys.stderr.write(p.stdout[-400:] + p.stderr[-2000:])")
+
+
 def timed(cmd: list[str]) -> tuple[float, int, str]:
-    """Seconds, peak RSS in MB of the command and its children, and stdout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    took = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return took, max(peak, before) // 1024, proc.stdout
+    """Seconds and peak RSS in MB of the command (with its children), and the end of its output."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, *cmd], capture_output=True, text=True, check=False)
+    took_text, rss_text, code = proc.stdout.split()
+    if code not in ("0", "1"):
+        raise SystemExit(f"{cmd[0]} failed ({code}): {proc.stderr[-2000:]}")
+    return float(took_text), int(rss_text) // 1024, proc.stderr
 
 
 def run_size(work: pathlib.Path, size: int, scanner: str) -> dict:
+    """Parse-only, then a first scan (new database, Git clone) and a second one (what a nightly job does)."""
     path = corpus(work, size)
     expected = json.loads((path / "corpus.json").read_text())["resources"]
     parse, _, _ = timed([sys.executable, "-c", PARSE_ONLY, str(path / "repo")])
@@ -63,20 +69,13 @@ def run_size(work: pathlib.Path, size: int, scanner: str) -> dict:
     run_dir.mkdir()
     config = run_dir / "scanner.yaml"
     config.write_text(CONFIG.format(db=run_dir / "scan.db", corpus=path, work=run_dir))
-    # a separate process per measurement so that ru_maxrss is the scan's own peak
-    probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-             "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-             "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
-             "p.returncode); sys.stderr.write(p.stdout[-400:] + p.stderr[-2000:])")
-    proc = subprocess.run([sys.executable, "-c", probe, scanner, "scan", "--config", str(config), "-q"],
-                          capture_output=True, text=True, check=False)
-    took_text, rss_text, code = proc.stdout.split()
-    if code not in ("0", "1"):
-        raise SystemExit(f"scan failed at {size}: {proc.stderr}")
-    scan = float(took_text)
+    command = [scanner, "scan", "--config", str(config), "-q"]
+    scan, peak, output = timed(command)
+    rescan, rescan_peak, _ = timed(command)
     return {"size": size, "resources": expected, "parse_s": round(parse, 2), "scan_s": round(scan, 2),
-            "ratio": round(scan / parse, 2), "us_per_resource": round(scan / expected * 1e6),
-            "peak_mb": int(rss_text) // 1024, "summary": proc.stderr.strip().splitlines()[:3]}
+            "rescan_s": round(rescan, 2), "ratio": round(scan / parse, 2),
+            "us_per_resource": round(scan / expected * 1e6), "peak_mb": max(peak, rescan_peak),
+            "summary": output.strip().splitlines()[:3]}
 
 
 def checkov(work: pathlib.Path, size: int, python: str, scanner: str) -> None:
@@ -86,7 +85,7 @@ def checkov(work: pathlib.Path, size: int, python: str, scanner: str) -> None:
                            "-o", "json"])
     scan = run_size(work, size, scanner)
     print(f"checkov at {size}: {took:.1f} s (peak {peak} MB); scanner scan: {scan['scan_s']} s "
-          f"-> {took / scan['scan_s']:.1f}x faster")
+          f"-> {took / scan['scan_s']:.1f}x faster ({took / scan['rescan_s']:.1f}x for the second scan)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,10 +97,16 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     scanner = str(pathlib.Path(sys.executable).with_name("scanner"))
     rows = [run_size(args.work, int(s), scanner) for s in args.sizes.split(",") if s]
-    print(f"{'resources':>9} {'parse s':>8} {'scan s':>8} {'ratio':>6} {'us/res':>7} {'peak MB':>8}")
+    print(f"{'resources':>9} {'parse s':>8} {'scan s':>8} {'ratio':>6} {'us/res':>7} {'added us/res':>12} "
+          f"{'rescan s':>9} {'peak MB':>8}")
+    previous = None
     for r in rows:
+        # the cost of each resource added since the previous size: flat when the scan scales linearly
+        added = "" if previous is None else round((r["scan_s"] - previous["scan_s"]) * 1e6
+                                                   / (r["resources"] - previous["resources"]))
         print(f"{r['resources']:>9} {r['parse_s']:>8} {r['scan_s']:>8} {r['ratio']:>6} {r['us_per_resource']:>7} "
-              f"{r['peak_mb']:>8}")
+              f"{added:>12} {r['rescan_s']:>9} {r['peak_mb']:>8}")
+        previous = r
     if args.checkov:
         checkov(args.work, 2000, args.checkov, scanner)
     return 0

@@ -47,12 +47,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             if not isinstance(key, str):
                 key = _key_text(key)
             if key in mapping:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    f'mapping key "{key}" already defined',
-                    key_node.start_mark,
-                )
+                raise _duplicate_key(node, key_node, key)
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
 
@@ -86,12 +81,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                 if key.__class__ is not str:
                     key = _key_text(key)
                 if key in mapping:
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping",
-                        node.start_mark,
-                        f'mapping key "{key}" already defined',
-                        key_node.start_mark,
-                    )
+                    raise _duplicate_key(node, key_node, key)
                 if value_node.__class__ is _SCALAR and value_node.tag == _STR:
                     mapping[key] = value_node.value
                 else:
@@ -134,6 +124,11 @@ _IMPLICIT: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
     for first, resolvers in _Loader.yaml_implicit_resolvers.items() if first is not None
 }
 assert not _Loader.yaml_path_resolvers
+
+
+def _duplicate_key(node: yaml.Node, key_node: yaml.Node, key: str) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                             f'mapping key "{key}" already defined', key_node.start_mark)
 
 
 def _key_text(key: Any) -> str:
