@@ -100,9 +100,17 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         """``BaseResolver.resolve`` without path resolvers (this loader has none), faster."""
         if kind is _SCALAR:
             if implicit[0]:
-                for tag, regexp in _IMPLICIT.get(value[:1], ()):
-                    if regexp.match(value):
-                        return tag
+                tag = _RESOLVED.get(value)
+                if tag is None:
+                    tag = _STR
+                    for candidate, regexp in _IMPLICIT.get(value[:1], ()):
+                        if regexp.match(value):
+                            tag = candidate
+                            break
+                    if len(_RESOLVED) >= _RESOLVED_LIMIT:
+                        _RESOLVED.clear()
+                    _RESOLVED[value] = tag
+                return tag
             return _STR
         return _SEQ_TAG if kind is _SEQ else _MAP_TAG
 
@@ -124,6 +132,11 @@ _IMPLICIT: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
     for first, resolvers in _Loader.yaml_implicit_resolvers.items() if first is not None
 }
 assert not _Loader.yaml_path_resolvers
+
+# the tags of plain scalars seen so far: manifests repeat their values (kinds, booleans,
+# ports, policies), and a look-up is cheaper than the regular expressions
+_RESOLVED: dict[str, str] = {}
+_RESOLVED_LIMIT = 65_536
 
 
 def _duplicate_key(node: yaml.Node, key_node: yaml.Node, key: str) -> yaml.constructor.ConstructorError:
