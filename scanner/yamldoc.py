@@ -51,7 +51,6 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
 
-
     def construct_tree(self, node: yaml.Node) -> Any:
         """``construct_document`` for a node graph without aliases, several times faster.
 

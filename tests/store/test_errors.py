@@ -26,7 +26,15 @@ from sqlalchemy.engine import make_url
 
 from scanner.engine.types import RuleStatus
 from scanner.errors import StoreError
-from scanner.store import ResultRecord, RunStart, RunStatus, SourceRecord, SourceType, Store
+from scanner.store import (
+    ResultRecord,
+    RunStart,
+    RunStatus,
+    RunWriter,
+    SourceRecord,
+    SourceType,
+    Store,
+)
 from scanner.store.connect import translate_errors
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, policy, scan
@@ -105,6 +113,14 @@ def _results(count: int, status: RuleStatus = RuleStatus.FAIL) -> Iterator[Resul
             for i in range(count))
 
 
+def _second_run(store: Store) -> RunWriter:
+    """A run begun the day after the first, with its source and policy, no results yet."""
+    run = store.begin_run(RunStart(started_at=day(1)))
+    run.add_source(SourceRecord(name="repo", type=SourceType.GIT))
+    run.add_policies([policy("require-labels")])
+    return run
+
+
 def _assert_only_counted(store: Store, run_id: int) -> None:
     """``run_id`` is the one finished scan: the latest run, the trend, the findings."""
     assert store.latest_run_id() == run_id
@@ -134,9 +150,7 @@ def test_errors_database_turning_read_only_mid_run_counts_nothing(url: str,
     store = Store(url, batch_size=50)
     first = scan(store, day(0), {pod("p0"): {("require-labels", "check-labels"):
                                              RuleStatus.FAIL}})
-    run = store.begin_run(RunStart(started_at=day(1)))
-    run.add_source(SourceRecord(name="repo", type=SourceType.GIT))
-    run.add_policies([policy("require-labels")])
+    run = _second_run(store)
     run.add_results(_results(120))  # three batches committed
     with _new_connections(store.engine, _read_only_session):
         with pytest.raises(StoreError, match=READ_ONLY_REMEDY[_backend(url)]) as caught, run:
@@ -172,9 +186,7 @@ def test_errors_full_disk_mid_run_counts_nothing_and_recovers(url: str,
     store = Store(url, batch_size=200)
     first = scan(store, day(0), {pod("p0"): {("require-labels", "check-labels"):
                                              RuleStatus.FAIL}})
-    run = store.begin_run(RunStart(started_at=day(1)))
-    run.add_source(SourceRecord(name="repo", type=SourceType.GIT))
-    run.add_policies([policy("require-labels")])
+    run = _second_run(store)
     if failing_step == "finish":  # the results fit; the findings they open do not
         run.add_results(_results(2_000))
     with store.engine.connect() as connection:
