@@ -290,11 +290,11 @@ class _Workers:
                                                            initargs=(setup, self.queue, self.stop))
         self.pool.submit(int)  # forks every worker now
 
-    def start(self, tasks: list[ShardTask]) -> None:
-        """Hand the tasks out; their messages queue up until ``collect`` reads them."""
-        self.tasks = tasks
+    def add(self, tasks: list[ShardTask]) -> None:
+        """Hand tasks out; their messages queue up until ``collect`` reads them."""
+        self.tasks += tasks
         if self.pool is not None:
-            self.futures = {self.pool.submit(run_task, task): task for task in tasks}
+            self.futures.update((self.pool.submit(run_task, task), task) for task in tasks)
 
     def collect(self, collect: _Collector) -> None:
         """Feed every message of the tasks to ``collect`` until all tasks are done."""
@@ -375,14 +375,16 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     workers = _Workers(setup, jobs)
     store = None
     try:
-        runs: dict[str, _SourceRun] = {}
+        prepared: dict[str, _SourceRun] = {}
         tasks: list[ShardTask] = []
-        for cfg in selected:
+        # exports (whole files, the largest units) first, Git sources last: the workers read
+        # the sources on disk while the Git sources are checked out
+        for cfg in sorted(selected, key=lambda c: (c.type == "git", c.type != "export")):
             progress.stage(f"source {cfg.name}: preparing")
-            runs[cfg.name], source_tasks = _prepare(cfg, config, jobs, len(tasks))
+            prepared[cfg.name], source_tasks = _prepare(cfg, config, jobs, len(tasks))
+            workers.add(source_tasks)
             tasks += source_tasks
-        tasks.sort(key=lambda t: not t.paths)  # exports (whole files, the largest units) first
-        workers.start(tasks)
+        runs = {cfg.name: prepared[cfg.name] for cfg in selected}
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
         from scanner.store.store import Store  # the workers are busy meanwhile
 

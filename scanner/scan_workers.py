@@ -21,6 +21,7 @@ from scanner.engine.evaluate import PolicyIndex, evaluate_policy
 from scanner.engine.match import Request, ResourceView
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup
+from scanner.runtime import collect_less_often
 from scanner.sources.documents import Origin
 from scanner.sources.export import ExportSource
 from scanner.sources.paths import Shard
@@ -86,6 +87,7 @@ class Stopped(Exception):
 
 def setup_process(setup: EvaluationSetup, queue: Any, stop: Any) -> None:
     """``setup_worker`` in a worker process whose messages go to ``queue`` until ``stop`` is set."""
+    collect_less_often()  # a forkserver's workers do not inherit it from the command line
 
     def emit(message: tuple) -> None:
         while not stop.is_set():

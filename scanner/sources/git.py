@@ -14,13 +14,15 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-import git
+from typing import TYPE_CHECKING
 
 from scanner.errors import GitError, Location
 from scanner.sources.documents import Origin, SourceItem
 from scanner.sources.provenance import CommitInfo, ErrorRecord, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
+
+if TYPE_CHECKING:
+    import git
 
 _USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 
@@ -107,6 +109,8 @@ class GitSource:
 
     def checkout(self) -> tuple[str, CommitInfo]:
         """Clone or fetch, then check out the ref; the working tree path and its commit."""
+        import git  # GitPython loads when a repository is checked out, not with the scan
+
         path, env, timeout = self.cache_path(), self._env(), self.options.timeout
         url = self.options.url
         depth = ["--depth", "1"] if self.options.shallow else []
@@ -138,6 +142,8 @@ class GitSource:
         return path, CommitInfo(sha, commit.committed_datetime, self.options.ref or "HEAD")
 
     def _resolve(self, repo: git.Repo, env: dict[str, str], depth: list[str]) -> str:
+        import git
+
         ref = self.options.ref
         candidates = ([f"refs/remotes/origin/{ref}", f"refs/tags/{ref}", ref] if ref
                       else ["refs/remotes/origin/HEAD"])

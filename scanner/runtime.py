@@ -1,0 +1,17 @@
+"""Garbage-collector settings for batch work (the command line and the scan's workers)."""
+
+from __future__ import annotations
+
+import gc
+
+# Parsing and evaluating allocate millions of short-lived, acyclic containers (documents,
+# results); CPython's default threshold of 700 runs a collection every few hundred of them,
+# about a tenth of a scan's time.
+GC_THRESHOLD = 10_000
+
+
+def collect_less_often() -> None:
+    """Run the cyclic garbage collector once per ``GC_THRESHOLD`` new containers."""
+    gen0, *older = gc.get_threshold()
+    if gen0 < GC_THRESHOLD:
+        gc.set_threshold(GC_THRESHOLD, *older)
