@@ -376,14 +376,12 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     store = None
     try:
         prepared: dict[str, _SourceRun] = {}
-        tasks: list[ShardTask] = []
         # exports (whole files, the largest units) first, Git sources last: the workers read
         # the sources on disk while the Git sources are checked out
         for cfg in sorted(selected, key=lambda c: (c.type == "git", c.type != "export")):
             progress.stage(f"source {cfg.name}: preparing")
-            prepared[cfg.name], source_tasks = _prepare(cfg, config, jobs, len(tasks))
+            prepared[cfg.name], source_tasks = _prepare(cfg, config, jobs, len(workers.tasks))
             workers.add(source_tasks)
-            tasks += source_tasks
         runs = {cfg.name: prepared[cfg.name] for cfg in selected}
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
         from scanner.store.store import Store  # the workers are busy meanwhile
@@ -395,7 +393,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             for source_run in runs.values():
                 writer.add_source(_source_record(source_run.cfg, source_run.source))
                 writer.add_errors([_error_row(e) for e in source_run.errors])
-            collect = _Collector(writer, {t.task_id: t for t in tasks}, runs, progress)
+            collect = _Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
             collect.tally.errors += sum(len(r.errors) for r in runs.values())
             workers.collect(collect)
             workers.close()
