@@ -384,7 +384,9 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             workers.add(source_tasks)
         runs = {cfg.name: prepared[cfg.name] for cfg in selected}
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
-        from scanner.store.store import Store  # the workers are busy meanwhile
+        # the store and the reports load here, while the workers are busy
+        from scanner.report_builder import render_configured_reports, run_changes
+        from scanner.store.store import Store
 
         store = Store(config.database_url)
         with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,
@@ -406,8 +408,6 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             status = writer.finish(records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
             run_id = writer.run_id
         progress.stage("rendering reports")
-        from scanner.report_builder import render_configured_reports, run_changes
-
         reports, data = render_configured_reports(store, run_id, config)
         new, resolved = run_changes(store, run_id, data)
     finally:

@@ -346,6 +346,10 @@ def nesting_bound(text: str | bytes) -> int:
     """
     if len(text) <= _INLINE_SAFE_DEPTH:
         return len(text)
+    return _indentation_bound(text)
+
+
+def _indentation_bound(text: str | bytes) -> int:
     if isinstance(text, bytes):
         flow = text.count(b"[") + text.count(b"{") - text.count(b"[]") - text.count(b"{}")
         leading = max(map(len, _LEADING_B.findall(text)), default=0)
@@ -419,6 +423,7 @@ def iter_documents(
         return
     compose = None if bound <= _INLINE_SAFE_DEPTH else _wide_executor()
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
+    checked = not aliased and _within_limits(text, bound, limits)
     loader = _Loader(text)
     construct = loader.constructor(aliased, limits.max_depth)
     index = 0
@@ -434,7 +439,7 @@ def iter_documents(
                 if node is None:
                     index += 1
                     continue
-                for item, unit in _units(node, limits, path, index, aliased, split_lists, on_error):
+                for item, unit in _units(node, limits, path, index, aliased, split_lists, on_error, checked):
                     data = construct(unit)
                     if data is not None or item is not None:
                         yield YamlDocument(
@@ -453,6 +458,18 @@ def iter_documents(
             index += 1
     finally:
         loader.dispose()
+
+
+def _within_limits(text: str | bytes, bound: int, limits: YamlLimits) -> bool:
+    """Whether every document of ``text`` (without aliases) is within ``limits`` by the text
+    alone, so that no node graph needs walking: no document is longer than the text, none
+    is nested deeper than its indentation and brackets allow, and a node takes at least a
+    third of a character (``[:]`` is three nodes)."""
+    if len(text) > limits.max_document_bytes or 3 * len(text) + 1 > limits.max_nodes:
+        return False
+    if bound > limits.max_depth:
+        bound = _indentation_bound(text)
+    return bound <= limits.max_depth
 
 
 _SPLIT_MIN_BYTES = 256 * 1024
@@ -482,10 +499,15 @@ def _units(
     aliased: bool,
     split: bool,
     on_error: ErrorHandler | None,
+    checked: bool = False,
 ) -> Iterator[tuple[int | None, yaml.Node]]:
-    """The nodes to construct for one document: the document, or its List items."""
+    """The nodes to construct for one document: the document, or its List items (each
+    checked against ``limits`` unless the text was already found ``checked``)."""
     items = list_items(node) if split else None
     units = [(None, node)] if items is None else list(enumerate(items))
+    if checked:
+        yield from units
+        return
     for item, unit in units:
         try:
             check_node(unit, limits, path, index, aliased)

@@ -11,6 +11,7 @@ caller parses the text as a whole.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -28,6 +29,10 @@ class ItemText:
     text: str  # the item, dedented by two columns
 
 
+_ITEMS_KEY = re.compile(r"^items:$", re.MULTILINE)
+_PAST_ITEMS = re.compile(r"\n(?!- |  |\n|\Z)")  # the break before a line that is no part of an item
+
+
 def split_list_items(text: str | bytes) -> list[ItemText] | None:
     """The items of a single-document ``kind: *List`` in kubectl's block layout, or None."""
     if isinstance(text, bytes):
@@ -37,32 +42,23 @@ def split_list_items(text: str | bytes) -> list[ItemText] | None:
             return None
     if "&" in text or "\n---" in text or text.startswith(("---", "%")) or "\n..." in text or "\t" in text:
         return None
-    lines = text.split("\n")
-    try:
-        start = lines.index("items:")
-    except ValueError:
+    key = _ITEMS_KEY.search(text)
+    if key is None:
         return None
-    items: list[tuple[int, list[str]]] = []
-    i = start + 1
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("- "):
-            items.append((i, [line[2:]]))
-        elif line.startswith("  ") or line == "":
-            if not items:
-                if line == "":
-                    i += 1
-                    continue
-                return None
-            items[-1][1].append(line[2:])
-        else:
-            break
-        i += 1
-    rest = lines[i:]
-    if not items or any(line.startswith(("- ", "-\t", " ")) and not line.startswith("  ") for line in rest):
+    past = _PAST_ITEMS.search(text, key.end())
+    end = len(text) if past is None else past.start() + 1
+    starts = []
+    at = text.find("\n- ", key.end(), end)
+    while at >= 0:
+        starts.append(at + 1)
+        at = text.find("\n- ", at + 1, end)
+    if not starts or text[key.end():starts[0]].strip("\n"):
+        return None  # no items, or indented lines before the first
+    rest = text[end:].split("\n")
+    if any(line.startswith(("- ", "-\t", " ")) and not line.startswith("  ") for line in rest):
         return None
     try:
-        header = yaml.load("\n".join(lines[:start] + rest), Loader=_Loader)
+        header = yaml.load(text[:key.start()] + text[end:], Loader=_Loader)
     except yaml.YAMLError:
         return None
     if not isinstance(header, dict) or "items" in header:
@@ -70,4 +66,12 @@ def split_list_items(text: str | bytes) -> list[ItemText] | None:
     kind = header.get("kind")
     if not isinstance(kind, str) or not kind.endswith("List"):
         return None
-    return [ItemText(n, first + 1, "\n".join(body)) for n, (first, body) in enumerate(items)]
+    items = []
+    line = text.count("\n", 0, starts[0]) + 1
+    for n, (first, last) in enumerate(zip(starts, [*starts[1:], end], strict=True)):
+        # the item's lines without their first two columns ("- " or "  "; an empty line has
+        # none); the break before the next line, an item or what follows, is no part of it
+        chunk = text[first + 2:last - 1] if last < len(text) else text[first + 2:]
+        items.append(ItemText(n, line, chunk.replace("\n  ", "\n")))
+        line += text.count("\n", first, last)
+    return items

@@ -6,15 +6,12 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from scanner.engine import wildcard
-from scanner.engine.cel import evaluate_cel_rule
-from scanner.engine.cel_params import plan_param_lookup
 from scanner.engine.conditions import evaluate_block
 from scanner.engine.context import VariableContext
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.exceptions import SKIP_MESSAGE, PolicyException
 from scanner.engine.foreach import run_foreach
 from scanner.engine.kinds import is_cluster_scoped
-from scanner.engine.manifests import evaluate_manifests
 from scanner.engine.match import Request, ResourceView, is_excluded
 from scanner.engine.podsecurity import evaluate_pod_security
 from scanner.engine.policy import ActionOverride, Policy, Rule
@@ -133,12 +130,17 @@ class _Evaluation:
         if handler == "cel":
             return self._cel(rule)
         if handler == "manifests":
+            from scanner.engine.manifests import evaluate_manifests  # with cryptography: only when used
+
             result = evaluate_manifests(rule.extra["manifests"], self.resource, rule_name=rule.name,
                                         operation=operation, load_documents=self.env.load_documents)
             return None if result.status is None else (result.status, result.message, "")
         return RuleStatus.ERROR, f"not supported yet: {handler}", ""
 
     def _cel(self, rule: Rule) -> Outcome:
+        from scanner.engine.cel import evaluate_cel_rule  # the CEL runtime loads only when used
+        from scanner.engine.cel_params import plan_param_lookup
+
         compiled = rule.extra["cel"]
         view, operation = self.view, self.request.operation
         user = self.request.user

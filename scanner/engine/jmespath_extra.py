@@ -16,7 +16,6 @@ from typing import Any
 
 from scanner.engine import re2
 from scanner.engine.jmespath_registry import FunctionSpec, error
-from scanner.engine.jmespath_x509 import decode_pem
 
 _GO_PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12",
                                                  "192.168.0.0/16", "fc00::/7")]
@@ -125,6 +124,8 @@ def _parse_yaml(load_yaml: Callable[[str], Any] | None) -> Callable[[list[Any]],
 
 
 def _x509_decode(a: list[Any]) -> dict[str, Any]:
+    from scanner.engine.jmespath_x509 import decode_pem  # cryptography loads only when used
+
     try:
         return decode_pem(a[0])
     except ValueError as exc:

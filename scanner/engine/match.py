@@ -11,6 +11,7 @@ from scanner.engine import wildcard
 from scanner.engine.selector import LabelSelector, parse_selector
 
 _VERSION = re.compile(r"v\d+((alpha|beta)\d+)?")
+_KIND_HITS_LIMIT = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,18 +122,19 @@ class ResourceFilter:
     roles: tuple[str, ...] = ()
     cluster_roles: tuple[str, ...] = ()
     subjects: tuple[dict, ...] = ()
+    has_resources: bool = field(init=False, compare=False, repr=False)
+    has_user_info: bool = field(init=False, compare=False, repr=False)
+    # whether the kinds match, by (group, version, kind): resources repeat a few kinds
+    _kind_hits: dict[tuple[str, str, str], bool] = field(
+        init=False, compare=False, repr=False, default_factory=dict)
 
-    @property
-    def has_resources(self) -> bool:
-        return bool(
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "has_resources", bool(
             self.kinds or self.name is not None or self.names or self.namespaces
             or self.annotations or self.selector is not None
             or self.namespace_selector is not None or self.operations
-        )
-
-    @property
-    def has_user_info(self) -> bool:
-        return bool(self.roles or self.cluster_roles or self.subjects)
+        ))
+        object.__setattr__(self, "has_user_info", bool(self.roles or self.cluster_roles or self.subjects))
 
     def matches(self, res: ResourceView, request: Request, *, exclude: bool) -> bool:
         use_user_info = self.has_user_info and (exclude or request.user is not None)
@@ -140,7 +142,7 @@ class ResourceFilter:
             return False  # an empty filter never matches
         if self.operations is not None and request.operation not in self.operations:
             return False
-        if self.kinds and not any(k.matches(res.group, res.version, res.kind) for k in self.kinds):
+        if self.kinds and not self._kinds_match(res.group, res.version, res.kind):
             return False
         if self.name is not None and not wildcard.match(self.name, res.name):
             return False
@@ -165,6 +167,15 @@ class ResourceFilter:
             if not self.namespace_selector.matches(request.namespace_labels(res.namespace) or {}):
                 return False
         return not use_user_info or self._user_matches(request.user)
+
+    def _kinds_match(self, group: str, version: str, kind: str) -> bool:
+        key = (group, version, kind)
+        hit = self._kind_hits.get(key)
+        if hit is None:
+            if len(self._kind_hits) >= _KIND_HITS_LIMIT:
+                self._kind_hits.clear()
+            hit = self._kind_hits[key] = any(k.matches(group, version, kind) for k in self.kinds)
+        return hit
 
     def _user_matches(self, user: UserInfo | None) -> bool:
         if user is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from scanner.engine.anchor import strip_anchor
@@ -80,6 +81,18 @@ def find_variables(text: str) -> list[str]:
     return [_expression(m.group(0))[0] for m in _ANY_VARIABLE.finditer(text)]
 
 
+@lru_cache(maxsize=4096)
+def _variables(text: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """The variables of ``text``, left to right: the character before each (kept), the
+    variable, its expression and whether it is shallow. Policies repeat their strings."""
+    found = []
+    for m in _VARIABLE.finditer(text):
+        match = m.group(0)
+        prefix, variable = ("", match) if _VARIABLE_AT_START.match(match) else (match[0], match[1:])
+        found.append((prefix, variable, *_expression(variable)))
+    return tuple(found)
+
+
 class _Substitution:
     __slots__ = ("delete", "resolve")
 
@@ -109,7 +122,7 @@ class _Substitution:
 
     def string(self, value: str, path: str) -> Any:
         """Substitute the variables of one string; a whole-string variable keeps its type."""
-        found = [m.group(0) for m in _VARIABLE.finditer(value)]
+        found = _variables(value)
         passes = 0
         while found:
             passes += 1
@@ -120,10 +133,7 @@ class _Substitution:
                 )
             original = value
             shallow = False
-            for match in found:
-                initial = _VARIABLE_AT_START.match(match) is not None
-                prefix, variable = ("", match) if initial else (match[0], match[1:])
-                expression, shallow = _expression(variable)
+            for prefix, variable, expression, shallow in found:
                 result = self.evaluate(expression, path)
                 if original == variable:
                     return result
@@ -141,8 +151,8 @@ class _Substitution:
                 value = value.replace(prefix + variable, prefix + replacement, 1)
             if shallow:
                 break
-            found = [m.group(0) for m in _VARIABLE.finditer(value)]
-        return _ESCAPED_VARIABLE.sub(lambda m: m.group(0)[1:], value)
+            found = _variables(value)
+        return _ESCAPED_VARIABLE.sub(lambda m: m.group(0)[1:], value) if "\\" in value else value
 
     def key(self, key: str, path: str) -> str:
         if "{{" not in key:

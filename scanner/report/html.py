@@ -59,6 +59,15 @@ def _is_web_url(value: str) -> bool:
     return value.lower().startswith(("https://", "http://"))
 
 
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between runs (in a private folder of the temporary directory,
+    checked against each template's source), or none where that folder cannot be made."""
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 @cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -67,6 +76,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=False,
         keep_trailing_newline=True,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters.update({"iso": iso_time, "duration": duration_text, "short": short_sha,
                         "annotations": _annotations, "is_web_url": _is_web_url})

@@ -89,3 +89,38 @@ def test_load_documents_unchanged_for_policies():
     docs = load_documents("a: 1\n---\n---\nb: 2\n", "p.yaml", keep_nodes=True)
     assert [(d.index, d.line, d.data) for d in docs] == [(0, 1, {"a": 1}), (2, 4, {"b": 2})]
     assert docs[1].locate("/b").line == 4
+
+
+def _block_maps(depth: int, indent: int) -> str:
+    return "".join(" " * (indent * i) + f"k{i}:\n" for i in range(depth)) + " " * (indent * depth) + "v\n"
+
+
+SHAPES = {
+    "block-maps-indent-1": lambda n: _block_maps(n, 1),
+    "block-maps-indent-2": lambda n: _block_maps(n, 2),
+    "compact-sequences": lambda n: "- " * n + "x\n",
+    "flow-sequences": lambda n: "a: " + "[" * n + "x" + "]" * n + "\n",
+    "flow-maps": lambda n: "{a: " * n + "x" + "}" * n + "\n",
+    "empty-flow-inside": lambda n: "[" * n + "[]" + "]" * n + "\n",
+    "flow-in-block": lambda n: "a:\n  b:\n  - c: " + "[" * n + "]" * n + "\n",
+    "dense-flow-scalars": lambda n: "[" + ",".join("a" * n) + "]",
+    "single-pair-maps": lambda n: "[" + ", ".join(["a: b"] * n) + "]\n",
+    "nested-complex-keys": lambda n: "? " * n + "x\n",
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_limits_verdict_matches_the_node_walk_at_every_size(shape):
+    """Texts judged within the limits by their size and indentation alone must be exactly those
+    a walk of the node graph accepts: documents just inside and just beyond each limit."""
+    import yaml
+
+    from scanner.yamldoc import _tree_size
+
+    limits = YamlLimits(max_depth=12, max_nodes=40)
+    for n in range(1, 30):
+        text = SHAPES[shape](n)
+        total, depth = _tree_size(yaml.compose(text, Loader=yaml.SafeLoader), 10**6)
+        beyond = depth > limits.max_depth or total > limits.max_nodes
+        _, errors = _read(text, limits)
+        assert bool(errors) == beyond, (n, total, depth, errors)
