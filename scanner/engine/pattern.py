@@ -49,6 +49,9 @@ class PatternOutcome:
     message: str = ""
 
 
+_PASSED = PatternOutcome("pass")
+
+
 def _wrap(err: PatternError, kind: str, prefix: str) -> PatternError:
     return PatternError(kind, err.path, f"{prefix}: {err.message}")
 
@@ -427,7 +430,7 @@ class CompiledPattern:
         seen: dict[str, bool] = {}
         err = self.node.check(document, "/", seen)
         if err is None:
-            return PatternOutcome("pass")
+            return _PASSED
         if err.kind in _SKIP_CLASS:
             return PatternOutcome("skip", "", err.message)
         if err.kind == NEGATION:

@@ -109,7 +109,9 @@ def walk_tree(
 class Shard:
     """One of ``count`` disjoint parts of a source, so several processes can read it together.
 
-    Files (and Kustomize overlays) are dealt out by their position in the sorted walk.
+    Files are dealt out by their position in the sorted walk; Kustomize overlays in
+    contiguous blocks, so that overlays of one base (neighbours in the walk) share a shard
+    and the base is read once.
     """
 
     index: int = 0
@@ -117,6 +119,10 @@ class Shard:
 
     def owns(self, position: int) -> bool:
         return position % self.count == self.index
+
+    def owns_block(self, position: int, total: int) -> bool:
+        """Whether the shard owns ``position`` of ``total`` items dealt out in blocks."""
+        return position * self.count // total == self.index
 
     @property
     def first(self) -> bool:

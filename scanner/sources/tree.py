@@ -83,7 +83,8 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
     files, skipped, render_plan = _walk_and_plan(root, origin, options)
     if shard.first:
         stats.skipped.update(skipped)
-    my_overlays = [o for i, o in enumerate(render_plan.overlays) if shard.owns(i)]
+    planned = render_plan.overlays
+    my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
     command = find_renderer(options.kustomize)
     rendering = command is not None and bool(render_plan.overlays)
     if options.kustomize == "auto" and command is None:

@@ -6,11 +6,12 @@ round trip per batch either way.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Sequence
+from types import ModuleType
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, text, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Engine, insert, select, text, tuple_
 from sqlalchemy.orm import InstrumentedAttribute
 
 from scanner.store.models import Base
@@ -22,6 +23,13 @@ RESULT_COLUMNS = ("observation_id", "check_id", "run_id", "resource_id", "policy
 CHUNK = 400  # keys per IN (...) and rows per multi-row statement: well under SQLite's limits
 
 
+def dialect_module(connection: Connection | Engine) -> ModuleType:
+    """``sqlalchemy.dialects.postgresql`` or ``.sqlite`` (for their upserts), by the connection's
+    (or engine's) dialect; the PostgreSQL one loads only where it is used."""
+    name = "postgresql" if connection.dialect.name == "postgresql" else "sqlite"
+    return importlib.import_module(f"sqlalchemy.dialects.{name}")
+
+
 def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -31,7 +39,7 @@ def insert_ignore(connection: Connection, model: type[Base], rows: list[dict[str
     """Insert rows, skipping those that hit a unique constraint (another writer's rows)."""
     if not rows:
         return
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    dialect = dialect_module(connection)
     for part in chunks(rows):
         connection.execute(dialect.insert(model).on_conflict_do_nothing(), list(part))
 
@@ -93,7 +101,7 @@ def insert_returning_keys(connection: Connection, model: type[Base],
                           key_columns: Sequence[InstrumentedAttribute[Any]],
                           rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], int]:
     """Insert rows (skipping conflicts) and return the ids of those inserted, by key."""
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    dialect = dialect_module(connection)
     found: dict[tuple[Any, ...], int] = {}
     for part in chunks(rows, CHUNK // 2):
         statement = (dialect.insert(model).values(list(part)).on_conflict_do_nothing()

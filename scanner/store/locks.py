@@ -13,8 +13,8 @@ from datetime import timedelta
 from types import TracebackType
 
 from sqlalchemy import Engine, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
+from scanner.store.bulk import dialect_module
 from scanner.store.connect import write_connection
 from scanner.store.liveness import HOST, Beater, owner_dead, owner_token, utc_now
 from scanner.store.models import Lock
@@ -70,7 +70,7 @@ def try_lock(engine: Engine, name: str, ttl: timedelta) -> DatabaseLock | None:
     now = utc_now()
     values = {"name": name, "owner": owner, "owner_host": HOST, "owner_pid": os.getpid(),
               "acquired_at": now, "expires_at": now + ttl}
-    dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
+    dialect = dialect_module(engine)
     insert = dialect.insert(Lock).values(**values).on_conflict_do_nothing().returning(Lock.name)
     with write_connection(engine) as connection:
         if connection.execute(insert).first() is None:

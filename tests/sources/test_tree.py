@@ -8,7 +8,7 @@ import pytest
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource
-from scanner.sources.paths import glob_match
+from scanner.sources.paths import Shard, glob_match
 from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
 
@@ -54,6 +54,31 @@ def test_tree_renders_overlays_once_with_overlay_provenance(tmp_path, gitops):
         ("render", "broken/kustomization.yaml"), ("yaml", "app/base/stray-old.yaml")}
     cm = next(r for r in resources if r.identity.kind == "ConfigMap")
     assert cm.data["data"] == {} and source.stats.skipped["not-kubernetes"] == 1
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 5])
+def test_tree_shards_read_every_resource_and_error_once(tmp_path, gitops, count):
+    whole = GitSource("g", GitOptions(str(gitops.path), "main", cache_dir=str(tmp_path / "c")))
+    root, _ = whole.checkout()
+    expected = _items(whole)
+    parts = ([], [])
+    for index in range(count):
+        tree = TreeOptions(shard=Shard(index, count))
+        for found, part in zip(_items(DirectorySource("g", root, tree)), parts, strict=True):
+            part.extend(found)
+
+    def key(item):
+        return (item.provenance.path, item.identity.name) if isinstance(item, Resource) else item.location.path
+
+    for found, part in zip(expected, parts, strict=True):
+        assert sorted(map(key, part)) == sorted(map(key, found))
+
+
+@pytest.mark.parametrize(("total", "count"), [(0, 3), (1, 3), (7, 3), (180, 6), (5, 5), (4, 7)])
+def test_shard_blocks_partition_positions_in_order(total, count):
+    owners = [[i for i in range(count) if Shard(i, count).owns_block(p, total)] for p in range(total)]
+    assert all(len(o) == 1 for o in owners)
+    assert [o[0] for o in owners] == sorted(o[0] for o in owners)  # contiguous blocks
 
 
 def test_tree_without_renderer_reports_each_overlay_and_reads_raw(tmp_path, gitops, monkeypatch):
