@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 # Parsing and evaluating allocate millions of short-lived, acyclic containers (documents,
 # results); CPython's default threshold of 700 runs a collection every few hundred of them,
@@ -15,3 +17,18 @@ def collect_less_often() -> None:
     gen0, *older = gc.get_threshold()
     if gen0 < GC_THRESHOLD:
         gc.set_threshold(GC_THRESHOLD, *older)
+
+
+@contextmanager
+def importing() -> Iterator[None]:
+    """Import large modules without collections: an import builds long-lived objects (which
+    a collection walks again and again before they settle in the oldest generation) and
+    little garbage. Afterwards every object is frozen, so later collections skip them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()

@@ -28,6 +28,7 @@ from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, load_exceptions, load_policies
+from scanner.runtime import importing
 from scanner.scan_workers import EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
@@ -384,9 +385,9 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             workers.add(source_tasks)
         runs = {cfg.name: prepared[cfg.name] for cfg in selected}
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
-        # the store and the reports load here, while the workers are busy
-        from scanner.report_builder import render_configured_reports, run_changes
-        from scanner.store.store import Store
+        with importing():  # the store and the reports load here, while the workers are busy
+            from scanner.report_builder import render_configured_reports, run_changes
+            from scanner.store.store import Store
 
         store = Store(config.database_url)
         with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from collections.abc import Iterator
 
 import pytest
 
-from scanner.runtime import GC_THRESHOLD, collect_less_often
+from scanner.runtime import GC_THRESHOLD, collect_less_often, importing
 
 
 @pytest.fixture
@@ -25,3 +26,25 @@ def test_collect_less_often(thresholds: None, before: tuple[int, int, int], afte
     gc.set_threshold(*before)
     collect_less_often()
     assert gc.get_threshold() == after
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    enabled = gc.isenabled()
+    yield
+    gc.unfreeze()
+    (gc.enable if enabled else gc.disable)()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+@pytest.mark.parametrize("fails", [False, True])
+def test_importing_pauses_collection_then_freezes(collector: None, enabled: bool, fails: bool) -> None:
+    (gc.enable if enabled else gc.disable)()
+    gc.unfreeze()
+    with pytest.raises(ValueError) if fails else contextlib.nullcontext(), importing():
+        assert not gc.isenabled()
+        kept = [object()]
+        if fails:
+            raise ValueError
+    assert gc.isenabled() is enabled  # restored, even after an error
+    assert gc.get_freeze_count() > 0 and kept
