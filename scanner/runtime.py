@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -23,12 +24,15 @@ def collect_less_often() -> None:
 def importing() -> Iterator[None]:
     """Import large modules without collections: an import builds long-lived objects (which
     a collection walks again and again before they settle in the oldest generation) and
-    little garbage. Afterwards every object is frozen, so later collections skip them."""
-    enabled = gc.isenabled()
+    little garbage. If modules were loaded, every object is frozen afterwards, so later
+    collections skip them; only then: in a long-lived process (the scheduler) the objects
+    of a later scan must stay collectable."""
+    enabled, loaded = gc.isenabled(), len(sys.modules)
     gc.disable()
     try:
         yield
     finally:
         if enabled:
             gc.enable()
-        gc.freeze()
+        if len(sys.modules) > loaded:
+            gc.freeze()
