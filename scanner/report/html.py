@@ -9,6 +9,7 @@ their SHA-256) and nothing else, so even markup that slipped through could not r
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 from dataclasses import dataclass
 from functools import cache
@@ -59,11 +60,26 @@ def _is_web_url(value: str) -> bool:
     return value.lower().startswith(("https://", "http://"))
 
 
+class _TemplateCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept between runs, in a private folder of the temporary directory
+    and checked against each template's source. A cache file that cannot be read or written
+    (a full disk, a folder cleaned away, a damaged file) only means compiling again."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # any damage to a cache file means "not cached"
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates kept between runs (in a private folder of the temporary directory,
-    checked against each template's source), or none where that folder cannot be made."""
+    """The template cache, or none where its folder cannot be made."""
     try:
-        return jinja2.FileSystemBytecodeCache()
+        return _TemplateCache()
     except (OSError, RuntimeError):
         return None
 
