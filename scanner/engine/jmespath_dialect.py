@@ -10,7 +10,8 @@ expressions and the right operand of ``&&``.
 
 Expressions are compiled once (bounded cache); unknown function names are rejected at
 compile time. Evaluation goes through an ``Evaluator`` that holds one interpreter and one
-function registry (see ``jmespath_functions``).
+function registry (see ``jmespath_functions``), and runs each expression as closures built
+from its AST once (``jmespath_compiler``, same semantics as the interpreter).
 """
 
 from __future__ import annotations
@@ -236,14 +237,23 @@ class Evaluator:
     """Evaluates compiled expressions with one function registry and one interpreter."""
 
     def __init__(self, functions: jmespath.functions.Functions) -> None:
+        from scanner.engine.jmespath_compiler import compile_closure
+
         self.functions = functions
         self._interpreter = KyvernoInterpreter(visitor.Options(custom_functions=functions))
+        self._compile = compile_closure
+        self._compiled: dict[Expression, Callable[[Any], Any]] = {}
 
     def search(self, expression: Expression | str, data: Any) -> Any:
         if isinstance(expression, str):
             expression = compile_expression(expression)
         try:
-            return self._interpreter.visit(expression.ast, data)
+            run = self._compiled.get(expression)
+            if run is None:
+                if len(self._compiled) >= _COMPILED_LIMIT:
+                    self._compiled.clear()
+                run = self._compiled[expression] = self._compile(expression.ast, self._interpreter)
+            return run(data)
         except JMESPathError:
             raise
         except jp_exceptions.JMESPathError as exc:
@@ -252,6 +262,7 @@ class Evaluator:
             raise JMESPathError("expression nested too deeply") from exc
 
 
+_COMPILED_LIMIT = 8192  # closures kept per evaluator, as many as compile_expression keeps ASTs
 _DEFAULT: list[Evaluator] = []
 
 
