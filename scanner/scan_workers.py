@@ -126,8 +126,9 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
             if values.global_values or values.resource_values:
                 request = Request(operation=values.operation(policy.name, view.name), namespace_labels=labels)
             for r in evaluate_policy(policy, data, request, view, env):
-                result_rows.append((position, intern(r.policy), intern(r.rule), r.status.value, intern(r.message),
-                                    intern(r.path), r.action.value, intern(r.declared_rule)))
+                # ``_value_``: the member's plain string, without the enum's ``value`` property
+                result_rows.append((position, intern(r.policy), intern(r.rule), r.status._value_, intern(r.message),
+                                    intern(r.path), r.action._value_, intern(r.declared_rule)))
     return resource_rows, result_rows
 
 
