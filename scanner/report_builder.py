@@ -132,7 +132,8 @@ def _trend(store: Store, run: views.RunInfo, history: int) -> list[TrendPoint]:
     recent = sorted(recent, key=lambda r: r.started_at)[-history:]
     if not recent:
         return []
-    points = store.trend(since=recent[0].started_at, until=run.finished_at, group_by="severity", bucket="run")
+    points = store.trend(since=recent[0].started_at, until=run.finished_at, group_by="severity", bucket="run",
+                         statuses=("fail",))  # the points count failures only
     wanted = {r.run_id for r in recent}
     by_run: dict[int, dict[str, int]] = defaultdict(dict)
     starts = {}

@@ -169,10 +169,10 @@ class Store:
 
     def trend(self, *, since: datetime, until: datetime | None = None,
               group_by: summary.TrendGroup = None, bucket: summary.TrendBucket = "run",
-              sources: Iterable[str] = ()) -> list[TrendPoint]:
+              sources: Iterable[str] = (), statuses: Iterable[str] = ()) -> list[TrendPoint]:
         with self._read("read the trend") as c:
             return summary.trend(c, since=since, until=until, group_by=group_by,
-                                 bucket=bucket, sources=sources)
+                                 bucket=bucket, sources=sources, statuses=statuses)
 
     def diff_runs(self, base_run_id: int, head_run_id: int, *, limit: int | None = None,
                   include_still_failing: bool = False) -> RunDiff:

@@ -53,8 +53,9 @@ def summarize_run(connection: Connection, run_id: int) -> RunSummary:
 
 def trend(connection: Connection, *, since: datetime, until: datetime | None = None,
           group_by: TrendGroup = None, bucket: TrendBucket = "run",
-          sources: Iterable[str] = ()) -> list[TrendPoint]:
-    """Counts per run (or per UTC day) of completed runs started in [since, until)."""
+          sources: Iterable[str] = (), statuses: Iterable[str] = ()) -> list[TrendPoint]:
+    """Counts per run (or per UTC day) of completed runs started in [since, until); only of
+    ``statuses`` when given (a run's tallies are mostly passes: a failure trend skips them)."""
     keys = {None: (), "policy": (Policy.namespace, Policy.name), "severity": (Policy.severity,),
             "source": (Source.name,)}[group_by]
     query = (select(Run.run_id, Run.started_at, RunTally.status,
@@ -71,6 +72,9 @@ def trend(connection: Connection, *, since: datetime, until: datetime | None = N
         query = query.where(Source.name.in_(wanted))
     if until is not None:
         query = query.where(Run.started_at < until)
+    counted = list(statuses)
+    if counted:
+        query = query.where(RunTally.status.in_(counted))
     points: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     starts: dict[tuple[str, str], datetime] = {}
     runs: dict[tuple[str, str], set[int]] = defaultdict(set)

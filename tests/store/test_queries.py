@@ -11,6 +11,7 @@ from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan
 
 P, F, W, S = RuleStatus.PASS, RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.SKIP
+NONE = {"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0}
 LABELS, LATEST = ("require-labels", "check-labels"), ("disallow-latest", "check-tag")
 WEB, DB, NODE = pod("web"), pod("db", namespace="data"), pod("cache", namespace="data",
                                                              source="export")
@@ -89,6 +90,10 @@ def test_queries_trend_per_run_and_per_day_grouped(store: Store) -> None:
     assert {(p.bucket, p.key): p.counts.failed for p in by_policy} == {
         (str(first), "disallow-latest"): 1, (str(first), "require-labels"): 1,
         (str(second), "disallow-latest"): 0, (str(second), "require-labels"): 1}
+    failures = store.trend(since=day(-1), group_by="severity", statuses=["fail"])
+    assert [(p.bucket, p.key, p.counts.as_dict()) for p in failures] == [
+        (str(first), "high", {**NONE, "fail": 1}), (str(first), "medium", {**NONE, "fail": 1}),
+        (str(second), "medium", {**NONE, "fail": 1}), (str(third), "high", {**NONE, "fail": 1})]
 
 
 def test_queries_resource_history_lists_provenance_and_results(store: Store) -> None:
@@ -133,3 +138,16 @@ def test_queries_report_results_are_joined_and_ordered(store: Store) -> None:
         "medium", "Require Labels", FailureAction.AUDIT, "apps/web.yaml", 1, "c0ffee",
         "check-labels fail", "/spec")
     assert [p.name for p in store.run_policies(run_id)] == ["disallow-latest", "require-labels"]
+
+
+def test_queries_report_trend_counts_failures_per_severity_of_each_run(store: Store) -> None:
+    from scanner.report_builder import build_report_data
+
+    first = scan(store, day(0), {WEB: {LABELS: F, LATEST: F}, DB: {LABELS: W, LATEST: P}})
+    second = scan(store, day(1), {WEB: {LABELS: P, LATEST: P}})
+    third = scan(store, day(2), {WEB: {LABELS: F, LATEST: P}, NODE: {LATEST: F}})
+    trend = build_report_data(store, third).trend
+    assert [(p.run_id, {s: p.failures.get(s, 0) for s in ("high", "medium", "low")}) for p in trend] == [
+        (first, {"high": 1, "medium": 1, "low": 0}), (second, {"high": 0, "medium": 0, "low": 0}),
+        (third, {"high": 1, "medium": 1, "low": 0})]
+    assert [p.run_id for p in build_report_data(store, second).trend] == [first, second]
