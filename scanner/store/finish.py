@@ -27,6 +27,7 @@ from typing import Any
 from sqlalchemy import Connection, Integer, bindparam, select, text
 
 from scanner.errors import StoreError
+from scanner.store.bulk import copy_rows
 from scanner.store.liveness import utc_now
 from scanner.store.models import Run, UTCDateTime
 from scanner.store.records import COMPLETED_STATUSES, FINDING_STATUSES, EndReason, RunStatus
@@ -38,13 +39,7 @@ rescan the run once per row (seconds at ten thousand results, minutes at a milli
 
 _FAILING = ", ".join(f"'{s.value}'" for s in FINDING_STATUSES)
 
-_TALLY = text("""
-INSERT INTO run_tallies (run_id, source_id, check_id, namespace, status, policy_id, count)
-SELECT r.run_id, s.source_id, r.check_id, s.namespace, r.status, MIN(r.policy_id), COUNT(*)
-FROM results r JOIN resources s ON s.resource_id = r.resource_id
-WHERE r.run_id = :run
-GROUP BY r.run_id, s.source_id, r.check_id, s.namespace, r.status
-""")
+TALLY_COLUMNS = ("run_id", "source_id", "check_id", "namespace", "status", "policy_id", "count")
 
 _PREVIOUS = text("""
 SELECT r.run_id, r.started_at FROM sources s JOIN runs r ON r.run_id = s.findings_run_id
@@ -105,7 +100,10 @@ GROUP BY s.source_id, r.resource_id, r.check_id
 """).bindparams(bindparam("at", type_=UTCDateTime))
 
 
-def finish_run(connection: Connection, run_id: int, status: RunStatus) -> None:
+def finish_run(connection: Connection, run_id: int, status: RunStatus,
+               tallies: list[tuple[Any, ...]]) -> None:
+    """End the run: its ``tallies`` (rows of ``TALLY_COLUMNS``, counted as its results were
+    written), the finding lifecycles, the counts and the status flip."""
     at = connection.execute(
         select(Run.started_at).where(Run.run_id == run_id)).scalar_one()
     scanned = [row[0] for row in connection.execute(text(
@@ -119,7 +117,7 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus) -> None:
     big = postgres and _is_big(connection, run_id)
     if big:
         _analyze(connection, "results", "resource_observations", "resources")
-    connection.execute(_TALLY, {"run": run_id})
+    copy_rows(connection, "run_tallies", TALLY_COLUMNS, tallies)
     if status in COMPLETED_STATUSES:
         for source_id in scanned:
             _update_findings(connection, run_id, source_id, at)

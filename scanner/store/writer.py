@@ -63,6 +63,11 @@ class RunWriter:
         self._checks: dict[tuple[str, str], int] = {}
         self._resources: dict[tuple[str, str, str, str, str], int] = {}
         self._observations: dict[ResourceRecord, tuple[int, int]] = {}
+        self._placements: dict[int, tuple[int, str]] = {}  # resource_id -> (source_id, namespace)
+        # the run's tallies as its results are written, (source_id, check_id, namespace,
+        # status) -> count, and the policy of each check (one version per run); for ``finish``
+        self._tallies: dict[tuple[int, int, str, str], int] = {}
+        self._check_policies: dict[int, int] = {}
         self._loaded_sources: set[str] = set()
         self._marks: dict[str, int] = {}
         self._last: tuple[ResourceRecord | None, int, int] = (None, 0, 0)
@@ -149,6 +154,7 @@ class RunWriter:
                 self._ensure_checks(connection, {(r.policy, r.rule): r.declared_rule for r in batch})
                 rows = [self._row(result) for result in batch]
                 bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, rows)
+            self._count(rows)
             written += len(rows)
         return written
 
@@ -160,6 +166,7 @@ class RunWriter:
         their string values. Returns how many results were written.
         """
         written = 0
+        written_rows = []
         with self._write("add results") as connection:
             for resources, results in chunks:
                 self._observe(connection, resources)
@@ -170,8 +177,20 @@ class RunWriter:
                          policies[policy][0], status, action, message, path)
                         for i, policy, rule, status, message, path, action, _ in results]
                 bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, rows)
+                written_rows.append(rows)
                 written += len(rows)
+        for rows in written_rows:
+            self._count(rows)
         return written
+
+    def _count(self, rows: list[tuple[Any, ...]]) -> None:
+        """Add committed result rows to the run's tallies."""
+        tallies, placements, policies = self._tallies, self._placements, self._check_policies
+        for _, check_id, _, resource_id, policy_id, status, *_ in rows:
+            source_id, namespace = placements[resource_id]
+            key = (source_id, check_id, namespace, status)
+            tallies[key] = tallies.get(key, 0) + 1
+            policies[check_id] = policy_id
 
     def add_errors(self, records: Iterable[ErrorRecord]) -> None:
         rows = []
@@ -199,8 +218,11 @@ class RunWriter:
         if status == RunStatus.RUNNING:
             raise StoreError(f"run {self.run_id}: cannot finish with status running")
         self._beater.stop()
+        policies = self._check_policies
+        tallies = [(self.run_id, source_id, check_id, namespace, status_value, policies[check_id], count)
+                   for (source_id, check_id, namespace, status_value), count in self._tallies.items()]
         with self._write(f"finish ({status})") as connection:
-            finish_run(connection, self.run_id, RunStatus(status))
+            finish_run(connection, self.run_id, RunStatus(status), tallies)
         self._status = RunStatus(status)
         return self._status
 
@@ -231,6 +253,7 @@ class RunWriter:
             rows.append((observation_id, self.run_id, resource_id, record.path,
                          record.document, record.item, record.line, record.commit_sha))
             self._observations[record] = (observation_id, resource_id)
+            self._placements[resource_id] = (self._sources[record.source], record.namespace)
         bulk.copy_rows(connection, "resource_observations", bulk.OBSERVATION_COLUMNS, rows)
 
     def _resolve_resources(self, connection: Connection, records: list[ResourceRecord]) -> None:

@@ -54,3 +54,49 @@ def test_writer_add_result_rows_unknown_policy_is_a_store_error(store: Store) ->
     run.add_policies([policy("require-labels")])
     with pytest.raises(StoreError, match="names policy 'nope'"):
         run.add_result_rows([([pod("a")], [(0, "nope", "r", "pass", "", "", "Audit", "r")])])
+
+
+_AGGREGATE = """
+SELECT r.source_id, x.check_id, r.namespace, x.status, MIN(x.policy_id), COUNT(*)
+FROM results x JOIN resources r ON r.resource_id = x.resource_id
+WHERE x.run_id = :run GROUP BY r.source_id, x.check_id, r.namespace, x.status
+"""
+
+
+@pytest.mark.parametrize("use_rows", [True, False], ids=["rows", "records"])
+def test_writer_tallies_are_the_aggregate_of_the_stored_results(store: Store, use_rows: bool) -> None:
+    from sqlalchemy import text
+
+    run = store.begin_run(RunStart(started_at=day(0)))
+    for name in ("repo", "export"):
+        run.add_source(SourceRecord(name=name, type=SourceType.GIT))
+    run.add_policies([policy("require-labels"), policy("disallow-latest")])
+    resources = [pod(f"p{i}", namespace=("default", "data", "")[i % 3], source=("repo", "export")[i % 2])
+                 for i in range(12)]
+    statuses = [RuleStatus.PASS, RuleStatus.FAIL, RuleStatus.SKIP, RuleStatus.ERROR]
+    results = [(i, name, rule, statuses[(i + j) % 4])
+               for i in range(12) for j, (name, rule) in enumerate(
+                   [("require-labels", "check-labels"), ("disallow-latest", "check-tag"),
+                    ("disallow-latest", "autogen-check-tag")])]
+    if use_rows:  # three transactions of two chunks each
+        for part in range(3):
+            chunks = []
+            for first in (part * 4, part * 4 + 2):
+                chunk = resources[first:first + 2]
+                rows = [(i - first, name, rule, status.value, "", "", "Audit", rule)
+                        for i, name, rule, status in results if first <= i < first + 2]
+                chunks.append((chunk, rows))
+            run.add_result_rows(chunks)
+    else:  # batches of seven records (the store fixture's batch size)
+        run.add_results(ResultRecord(policy=name, rule=rule, resource=resources[i], status=status, message="",
+                                     path="", action=FailureAction.AUDIT, declared_rule=rule)
+                        for i, name, rule, status in results)
+    run.finish()
+    with store.engine.connect() as connection:
+        expected = sorted(tuple(row) for row in connection.execute(text(_AGGREGATE), {"run": run.run_id}))
+        stored = sorted(tuple(row) for row in connection.execute(text(
+            "SELECT source_id, check_id, namespace, status, policy_id, count FROM run_tallies "
+            "WHERE run_id = :run"), {"run": run.run_id}))
+    assert len(expected) > 12 and stored == expected
+    assert store.summarize_run(run.run_id).by_status.as_dict() == {
+        "pass": 9, "fail": 9, "warn": 0, "error": 9, "skip": 9}
