@@ -121,9 +121,9 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
     if status in COMPLETED_STATUSES:
         for source_id in scanned:
             _update_findings(connection, run_id, source_id, at)
-    counts = dict(connection.execute(text(
-        "SELECT status, SUM(count) FROM run_tallies WHERE run_id = :run GROUP BY status"),
-        {"run": run_id}).all())
+    counts: dict[str, int] = {}
+    for *_, status_value, _, count in tallies:
+        counts[status_value] = counts.get(status_value, 0) + count
     values: dict[str, Any] = {f"{s}_count": int(counts.get(s, 0))
                               for s in ("pass", "fail", "warn", "error", "skip")}
     values["result_count"] = sum(values.values())
