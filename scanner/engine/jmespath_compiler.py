@@ -10,7 +10,7 @@ result is the interpreter's in every case.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from scanner.engine.jmespath_dialect import (
@@ -21,6 +21,7 @@ from scanner.engine.jmespath_dialect import (
     _is_false,
     _is_number,
     deep_equal,
+    flattened,
 )
 
 Compiled = Callable[[Any], Any]
@@ -40,30 +41,26 @@ def compile_closure(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
 
 def _absorbing(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
     """``node`` compiled, with "Unknown key" turned into null (the interpreter's ``_absorb``)."""
-    inner = compile_closure(node, interpreter)
     if node["type"] in _CANNOT_MISS:
-        return inner
-
-    def absorbed(value: Any) -> Any:
-        try:
-            return inner(value)
-        except UnknownKeyError:
-            return None
-
-    return absorbed
+        return compile_closure(node, interpreter)
+    return _null_on(UnknownKeyError, node, interpreter)
 
 
 def _guarded(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
     """``node`` compiled, with any evaluation error turned into null (projection bases)."""
+    return _null_on(JMESPathError, node, interpreter)
+
+
+def _null_on(error: type[Exception], node: dict, interpreter: KyvernoInterpreter) -> Compiled:
     inner = compile_closure(node, interpreter)
 
-    def guarded(value: Any) -> Any:
+    def caught(value: Any) -> Any:
         try:
             return inner(value)
-        except JMESPathError:
+        except error:
             return None
 
-    return guarded
+    return caught
 
 
 def _field(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
@@ -174,15 +171,7 @@ def _flatten(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
 
     def flatten(value: Any) -> Any:
         elements = base(value)
-        if not isinstance(elements, list):
-            return None
-        merged: list[Any] = []
-        for element in elements:
-            if isinstance(element, list):
-                merged.extend(element)
-            else:
-                merged.append(element)
-        return merged
+        return flattened(elements) if isinstance(elements, list) else None
 
     return flatten
 
@@ -253,16 +242,19 @@ def _projection(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
 
     def projection(value: Any) -> Any:
         elements = base(value)
-        if not isinstance(elements, list):
-            return None
-        collected = []
-        for element in elements:
-            current = body(element)
-            if current is not None:
-                collected.append(current)
-        return collected
+        return _projected(body, elements) if isinstance(elements, list) else None
 
     return projection
+
+
+def _projected(body: Compiled, elements: Iterable[Any]) -> list[Any]:
+    """``body`` of each element, nulls dropped (what every projection collects)."""
+    collected = []
+    for element in elements:
+        current = body(element)
+        if current is not None:
+            collected.append(current)
+    return collected
 
 
 def _value_projection(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
@@ -271,14 +263,7 @@ def _value_projection(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
 
     def value_projection(value: Any) -> Any:
         mapping = base(value)
-        if not isinstance(mapping, dict):
-            return None
-        collected = []
-        for element in mapping.values():
-            current = body(element)
-            if current is not None:
-                collected.append(current)
-        return collected
+        return _projected(body, mapping.values()) if isinstance(mapping, dict) else None
 
     return value_projection
 

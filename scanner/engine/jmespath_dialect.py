@@ -60,6 +60,17 @@ def deep_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def flattened(elements: list[Any]) -> list[Any]:
+    """The elements with those that are lists merged in (``[]``)."""
+    merged: list[Any] = []
+    for element in elements:
+        if isinstance(element, list):
+            merged.extend(element)
+        else:
+            merged.append(element)
+    return merged
+
+
 def _is_false(value: Any) -> bool:
     return value is None or value is False or (value in ("", [], {}) and not _is_number(value))
 
@@ -139,15 +150,7 @@ class KyvernoInterpreter(visitor.TreeInterpreter):
             base = self.visit(node["children"][0], value)
         except JMESPathError:
             return None
-        if not isinstance(base, list):
-            return None
-        merged: list[Any] = []
-        for element in base:
-            if isinstance(element, list):
-                merged.extend(element)
-            else:
-                merged.append(element)
-        return merged
+        return flattened(base) if isinstance(base, list) else None
 
     def visit_multi_select_dict(self, node: dict, value: Any) -> Any:
         if value is None:
