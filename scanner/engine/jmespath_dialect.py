@@ -240,7 +240,7 @@ class Evaluator:
     """Evaluates compiled expressions with one function registry and one interpreter."""
 
     def __init__(self, functions: jmespath.functions.Functions) -> None:
-        from scanner.engine.jmespath_compiler import compile_closure
+        from scanner.engine.jmespath_compiler import compile_closure  # it imports this module
 
         self.functions = functions
         self._interpreter = KyvernoInterpreter(visitor.Options(custom_functions=functions))
