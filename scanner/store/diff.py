@@ -88,7 +88,7 @@ ORDER BY c.policy_namespace, c.policy_name, c.rule, s.namespace, s.kind, s.name,
 """
 
 _HEAD_FAILING = f"""
-SELECT COALESCE(SUM(t.count), 0) FROM run_tallies t
+SELECT COALESCE(SUM(t.count), 0) FROM run_policy_tallies t
 WHERE t.run_id = :head AND t.status IN ({_FAILING}) AND t.source_id IN :sources
 """
 

@@ -40,6 +40,7 @@ rescan the run once per row (seconds at ten thousand results, minutes at a milli
 _FAILING = ", ".join(f"'{s.value}'" for s in FINDING_STATUSES)
 
 TALLY_COLUMNS = ("run_id", "source_id", "check_id", "namespace", "status", "policy_id", "count")
+POLICY_TALLY_COLUMNS = ("run_id", "source_id", "policy_id", "status", "count")
 
 _PREVIOUS = text("""
 SELECT r.run_id, r.started_at FROM sources s JOIN runs r ON r.run_id = s.findings_run_id
@@ -103,7 +104,7 @@ GROUP BY s.source_id, r.resource_id, r.check_id
 def finish_run(connection: Connection, run_id: int, status: RunStatus,
                tallies: list[tuple[Any, ...]]) -> None:
     """End the run: its ``tallies`` (rows of ``TALLY_COLUMNS``, counted as its results were
-    written), the finding lifecycles, the counts and the status flip."""
+    written) and their sums per policy, the finding lifecycles, the counts and the status flip."""
     at = connection.execute(
         select(Run.started_at).where(Run.run_id == run_id)).scalar_one()
     scanned = [row[0] for row in connection.execute(text(
@@ -118,6 +119,7 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
     if big:
         _analyze(connection, "results", "resource_observations", "resources")
     copy_rows(connection, "run_tallies", TALLY_COLUMNS, tallies)
+    copy_rows(connection, "run_policy_tallies", POLICY_TALLY_COLUMNS, _policy_tallies(tallies))
     if status in COMPLETED_STATUSES:
         for source_id in scanned:
             _update_findings(connection, run_id, source_id, at)
@@ -144,8 +146,17 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
         raise StoreError(f"run {run_id} cannot finish: it is already {current} (marked by "
                          "another process after its heartbeat went stale)")
     if big:
-        _analyze(connection, "findings", "run_tallies", "run_sources", "run_policies",
+        _analyze(connection, "findings", "run_tallies", "run_policy_tallies", "run_sources", "run_policies",
                  "sources", "checks", "policies")
+
+
+def _policy_tallies(tallies: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows of ``POLICY_TALLY_COLUMNS``: ``tallies`` summed over checks and namespaces."""
+    sums: dict[tuple[Any, ...], int] = {}
+    for run_id, source_id, _, _, status_value, policy_id, count in tallies:
+        key = (run_id, source_id, policy_id, status_value)
+        sums[key] = sums.get(key, 0) + count
+    return [(*key, count) for key, count in sums.items()]
 
 
 def _is_big(connection: Connection, run_id: int) -> bool:

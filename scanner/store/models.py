@@ -238,6 +238,22 @@ class RunTally(Base):
     count: Mapped[int] = mapped_column(Integer)
 
 
+class RunPolicyTally(Base):
+    """Result counts of a run per (source, policy, status): its tallies summed over checks and
+    namespaces, written at finish, so that trends across many runs read a few rows per run."""
+
+    __tablename__ = "run_policy_tallies"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True)
+    source_id: Mapped[int] = mapped_column(
+        ForeignKey("sources.source_id"), primary_key=True, index=True)
+    policy_id: Mapped[int] = mapped_column(
+        ForeignKey("policies.policy_id"), primary_key=True, index=True)
+    status: Mapped[str] = mapped_column(String(8), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+
+
 class Finding(Base):
     """One failure's lifecycle: a (resource, check) failing from first seen until it ended."""
 

@@ -26,12 +26,14 @@ _ORPHANS = {
     "policies": """DELETE FROM policies WHERE
         NOT EXISTS (SELECT 1 FROM run_policies rp WHERE rp.policy_id = policies.policy_id)
         AND NOT EXISTS (SELECT 1 FROM run_tallies t WHERE t.policy_id = policies.policy_id)
+        AND NOT EXISTS (SELECT 1 FROM run_policy_tallies p WHERE p.policy_id = policies.policy_id)
         AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.policy_id = policies.policy_id)""",
     "sources": """DELETE FROM sources WHERE
         NOT EXISTS (SELECT 1 FROM run_sources rs WHERE rs.source_id = sources.source_id)
         AND NOT EXISTS (SELECT 1 FROM resources r WHERE r.source_id = sources.source_id)
         AND NOT EXISTS (SELECT 1 FROM scan_errors e WHERE e.source_id = sources.source_id)
         AND NOT EXISTS (SELECT 1 FROM run_tallies t WHERE t.source_id = sources.source_id)
+        AND NOT EXISTS (SELECT 1 FROM run_policy_tallies p WHERE p.source_id = sources.source_id)
         AND NOT EXISTS (SELECT 1 FROM findings f WHERE f.source_id = sources.source_id)""",
 }
 
@@ -47,7 +49,7 @@ def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
     ).bindparams(bindparam("cutoff", type_=UTCDateTime)), {"cutoff": cutoff}).rowcount
     for start in range(0, len(old), 200):
         ids = {"ids": old[start:start + 200]}
-        for table in ("results", "run_tallies", "scan_errors", "resource_observations",
+        for table in ("results", "run_tallies", "run_policy_tallies", "scan_errors", "resource_observations",
                       "run_policies", "run_sources", "runs"):
             connection.execute(text(f"DELETE FROM {table} WHERE run_id IN :ids").bindparams(
                 bindparam("ids", expanding=True)), ids)

@@ -1,4 +1,5 @@
-"""Counting queries read from ``run_tallies``: a run's summary, and trend series."""
+"""Counting queries: a run's summary from ``run_tallies``, trend series from the smaller
+``run_policy_tallies``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Literal
 
 from sqlalchemy import Connection, func, select
 
-from scanner.store.models import Check, Policy, Run, RunTally, Source
+from scanner.store.models import Check, Policy, Run, RunPolicyTally, RunTally, Source
 from scanner.store.records import COMPLETED_STATUSES
 from scanner.store.views import GroupCount, RunSummary, StatusCounts, TrendPoint
 
@@ -58,23 +59,23 @@ def trend(connection: Connection, *, since: datetime, until: datetime | None = N
     ``statuses`` when given (a run's tallies are mostly passes: a failure trend skips them)."""
     keys = {None: (), "policy": (Policy.namespace, Policy.name), "severity": (Policy.severity,),
             "source": (Source.name,)}[group_by]
-    query = (select(Run.run_id, Run.started_at, RunTally.status,
-                    func.sum(RunTally.count).label("n"), *keys)
-             .join(Run, Run.run_id == RunTally.run_id)
+    query = (select(Run.run_id, Run.started_at, RunPolicyTally.status,
+                    func.sum(RunPolicyTally.count).label("n"), *keys)
+             .join(Run, Run.run_id == RunPolicyTally.run_id)
              .where(Run.status.in_(COMPLETED_STATUSES), Run.started_at >= since)
-             .group_by(Run.run_id, Run.started_at, RunTally.status, *keys))
+             .group_by(Run.run_id, Run.started_at, RunPolicyTally.status, *keys))
     if group_by in ("policy", "severity"):
-        query = query.join(Policy, Policy.policy_id == RunTally.policy_id)
+        query = query.join(Policy, Policy.policy_id == RunPolicyTally.policy_id)
     wanted = list(sources)
     if group_by == "source" or wanted:
-        query = query.join(Source, Source.source_id == RunTally.source_id)
+        query = query.join(Source, Source.source_id == RunPolicyTally.source_id)
     if wanted:
         query = query.where(Source.name.in_(wanted))
     if until is not None:
         query = query.where(Run.started_at < until)
     counted = list(statuses)
     if counted:
-        query = query.where(RunTally.status.in_(counted))
+        query = query.where(RunPolicyTally.status.in_(counted))
     points: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     starts: dict[tuple[str, str], datetime] = {}
     runs: dict[tuple[str, str], set[int]] = defaultdict(set)

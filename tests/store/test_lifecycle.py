@@ -92,7 +92,7 @@ def test_lifecycle_prune_deletes_old_runs_and_orphans(store: Store) -> None:
 @pytest.mark.postgres
 @pytest.mark.parametrize(("threshold", "analyzed"), [
     pytest.param(1, {"results", "resource_observations", "resources", "findings", "run_tallies",
-                     "run_sources", "run_policies", "sources", "checks", "policies"},
+                     "run_policy_tallies", "run_sources", "run_policies", "sources", "checks", "policies"},
                  id="big-run-refreshes"),
     pytest.param(10**9, set(), id="small-run-leaves-them"),
 ])

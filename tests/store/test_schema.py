@@ -13,7 +13,7 @@ from sqlalchemy import create_engine, insert, inspect, text
 
 from scanner.errors import StoreError
 from scanner.store import Store
-from scanner.store.models import VERSION_TABLE, Base, Run, RunSource, Source
+from scanner.store.models import VERSION_TABLE, Base, Check, Policy, Run, RunSource, RunTally, Source
 from scanner.store.schema import HEAD_REVISION, head_revision
 from tests.store.conftest import day
 
@@ -185,4 +185,43 @@ def test_schema_upgrade_points_sources_at_their_latest_completed_scan(database_u
         assert connection.execute(text(
             "SELECT COUNT(*) FROM run_sources WHERE previous_run_id IS NOT NULL")
         ).scalar_one() == 0
+    store.close()
+
+
+def test_schema_upgrade_sums_existing_tallies_per_policy(database_url: str) -> None:
+    store = Store(database_url, check_schema=False)
+    store.upgrade("0003")
+    tallies = [  # run, source, check, namespace, status, count; checks 1 and 2 are policy 1's
+        (1, 1, 1, "default", "pass", 3), (1, 1, 2, "default", "pass", 4), (1, 1, 1, "data", "pass", 5),
+        (1, 1, 1, "default", "fail", 1), (1, 2, 1, "default", "pass", 2), (1, 1, 3, "", "fail", 6),
+        (2, 1, 2, "default", "pass", 7),
+    ]
+    with store.engine.begin() as connection:
+        connection.execute(insert(Source.__table__), [
+            {"source_id": 1, "name": "repo", "type": "git"},
+            {"source_id": 2, "name": "export", "type": "export"}])
+        connection.execute(insert(Policy.__table__), [
+            {"policy_id": p, "kind": "ClusterPolicy", "namespace": "", "name": f"p{p}", "digest": "d",
+             "title": "", "category": "", "severity": "", "description": "", "failure_action": "Audit",
+             "scored": True} for p in (1, 2)])
+        connection.execute(insert(Check.__table__), [
+            {"check_id": c, "policy_kind": "ClusterPolicy", "policy_namespace": "", "policy_name": f"p{p}",
+             "rule": f"r{c}", "declared_rule": f"r{c}"} for c, p in ((1, 1), (2, 1), (3, 2))])
+        for run_id in (1, 2):
+            connection.execute(insert(Run.__table__).values(
+                run_id=run_id, status="succeeded", trigger="cli", started_at=day(run_id), finished_at=day(run_id),
+                heartbeat_at=day(run_id), scanner_version="0.1", config_digest="", owner_host="host", owner_pid=1))
+        connection.execute(insert(RunTally.__table__), [
+            {"run_id": r, "source_id": s, "check_id": c, "namespace": ns, "status": st,
+             "policy_id": 1 if c < 3 else 2, "count": n} for r, s, c, ns, st, n in tallies])
+    store.upgrade()
+    with store.engine.connect() as connection:
+        assert sorted(tuple(row) for row in connection.execute(text(
+            "SELECT run_id, source_id, policy_id, status, count FROM run_policy_tallies"))) == [
+            (1, 1, 1, "fail", 1), (1, 1, 1, "pass", 12), (1, 1, 2, "fail", 6), (1, 2, 1, "pass", 2),
+            (2, 1, 1, "pass", 7)]
+    store.downgrade("0003")
+    with store.engine.connect() as connection:
+        assert "run_policy_tallies" not in inspect(connection).get_table_names()
+        assert connection.execute(text("SELECT SUM(count) FROM run_tallies")).scalar_one() == 28
     store.close()

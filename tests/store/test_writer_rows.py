@@ -61,6 +61,11 @@ SELECT r.source_id, x.check_id, r.namespace, x.status, MIN(x.policy_id), COUNT(*
 FROM results x JOIN resources r ON r.resource_id = x.resource_id
 WHERE x.run_id = :run GROUP BY r.source_id, x.check_id, r.namespace, x.status
 """
+_POLICY_AGGREGATE = """
+SELECT r.source_id, x.policy_id, x.status, COUNT(*)
+FROM results x JOIN resources r ON r.resource_id = x.resource_id
+WHERE x.run_id = :run GROUP BY r.source_id, x.policy_id, x.status
+"""
 
 
 @pytest.mark.parametrize("use_rows", [True, False], ids=["rows", "records"])
@@ -97,7 +102,12 @@ def test_writer_tallies_are_the_aggregate_of_the_stored_results(store: Store, us
         stored = sorted(tuple(row) for row in connection.execute(text(
             "SELECT source_id, check_id, namespace, status, policy_id, count FROM run_tallies "
             "WHERE run_id = :run"), {"run": run.run_id}))
+        by_policy = sorted(tuple(row) for row in connection.execute(text(_POLICY_AGGREGATE), {"run": run.run_id}))
+        stored_by_policy = sorted(tuple(row) for row in connection.execute(text(
+            "SELECT source_id, policy_id, status, count FROM run_policy_tallies WHERE run_id = :run"),
+            {"run": run.run_id}))
     assert len(expected) > 12 and any(row[-1] > 1 for row in expected) and stored == expected
+    assert len(by_policy) > 8 and stored_by_policy == by_policy
     counts = {"pass": 18, "fail": 18, "warn": 0, "error": 18, "skip": 18}
     assert store.summarize_run(run.run_id).by_status.as_dict() == counts
     assert store.get_run(run.run_id).run.counts.as_dict() == counts
