@@ -40,7 +40,9 @@ def test_build_report_data_findings_only_agrees_with_every_result(project: Proje
     (project.base / "policies" / "namespace-owner.yaml").write_text(NAMESPACE_POLICY)
     project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None),
                     "apps/c.yaml": pod("c", None) + "---\n" + pod("d", "y"),
-                    "ns.yaml": namespace("apps", None) + "---\n" + namespace("web", "me")})
+                    "ns.yaml": namespace("apps", None) + "---\n" + namespace("web", "me"),
+                    # no policy matches it: observed, but no resource of the counts
+                    "apps/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s, namespace: apps}\n"})
     export = tmp_path / "export.yaml"
     export.write_text("apiVersion: v1\nkind: List\nitems:\n"
                       "- {apiVersion: v1, kind: Pod, metadata: {name: e, namespace: web}, spec: {containers: []}}\n"
