@@ -1,5 +1,5 @@
-"""Counting queries: a run's summary from ``run_tallies``, trend series from the smaller
-``run_policy_tallies``."""
+"""Counting queries over the tallies: a run's summary, and trend series. What does not need
+checks or namespaces reads the per-policy sums (``run_policy_tallies``), a few rows per run."""
 
 from __future__ import annotations
 
@@ -30,21 +30,30 @@ def _groups(counts: dict[tuple[str, ...], dict[str, int]]) -> tuple[GroupCount, 
 
 def summarize_run(connection: Connection, run_id: int) -> RunSummary:
     """A run's counts by status, policy, rule, namespace, severity and source."""
-    query = (select(Check.policy_namespace, Check.policy_name, Check.rule, RunTally.namespace,
-                    Policy.severity, Source.name, RunTally.status, RunTally.count)
-             .join(Check, Check.check_id == RunTally.check_id)
-             .join(Policy, Policy.policy_id == RunTally.policy_id)
-             .join(Source, Source.source_id == RunTally.source_id)
-             .where(RunTally.run_id == run_id))
     dims: dict[str, dict[tuple[str, ...], dict[str, int]]] = {
         d: defaultdict(lambda: defaultdict(int))
         for d in ("status", "policy", "rule", "namespace", "severity", "source")}
-    for ns, name, rule, namespace, severity, source, status, count in connection.execute(query):
-        policy = _ref(ns, name)
-        for dim, key in (("status", ()), ("policy", (policy,)), ("rule", (policy, rule)),
-                         ("namespace", (namespace,)), ("severity", (severity,)),
+    # status, policy, severity and source from the per-policy sums: a few rows per policy
+    query = (select(Policy.namespace, Policy.name, Policy.severity, Source.name, RunPolicyTally.status,
+                    RunPolicyTally.count)
+             .join(Policy, Policy.policy_id == RunPolicyTally.policy_id)
+             .join(Source, Source.source_id == RunPolicyTally.source_id)
+             .where(RunPolicyTally.run_id == run_id))
+    for ns, name, severity, source, status, count in connection.execute(query):
+        for dim, key in (("status", ()), ("policy", (_ref(ns, name),)), ("severity", (severity,)),
                          ("source", (source,))):
             dims[dim][key][status] += count
+    # rule and namespace from every tally, with each check's name read once
+    checks = select(RunTally.check_id).where(RunTally.run_id == run_id).distinct()
+    rules = {check_id: (_ref(ns, name), rule) for check_id, ns, name, rule in connection.execute(
+        select(Check.check_id, Check.policy_namespace, Check.policy_name, Check.rule)
+        .where(Check.check_id.in_(checks)))}
+    by_rule, by_namespace = dims["rule"], dims["namespace"]
+    for check_id, namespace, status, count in connection.execute(
+            select(RunTally.check_id, RunTally.namespace, RunTally.status, RunTally.count)
+            .where(RunTally.run_id == run_id)):
+        by_rule[rules[check_id]][status] += count
+        by_namespace[(namespace,)][status] += count
     return RunSummary(
         run_id=run_id, by_status=StatusCounts.from_mapping(dims["status"].get((), {})),
         by_policy=_groups(dims["policy"]), by_rule=_groups(dims["rule"]),
