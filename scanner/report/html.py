@@ -1,7 +1,8 @@
 """The HTML reports: one self-contained file each (inline CSS, SVG and script, no fetches).
 
 Templates run with ``autoescape=True`` and ``StrictUndefined``. User-controlled text only ever
-reaches the page through escaped template expressions, never inside the script or the style;
+reaches the page escaped (by template expressions, or by ``markupsafe.escape`` in the one table
+built here: the findings' rows), never inside the script or the style;
 a Content-Security-Policy allows exactly the inline script and style this module wrote (by
 their SHA-256) and nothing else, so even markup that slipped through could not run.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from scanner.engine.types import RuleStatus
 from scanner.errors import ReportError
@@ -54,6 +55,46 @@ def _annotations(resource: ResourceInfo) -> str:
     if len(text) > ANNOTATION_TITLE_LIMIT:
         text = text[:ANNOTATION_TITLE_LIMIT] + "…"
     return text
+
+
+def _finding_rows(findings: tuple[ResultRecord, ...]) -> Markup:
+    """The rows of one policy's findings table.
+
+    Built here rather than in ``_failures.html.j2``: a report can hold tens of thousands of
+    findings with a dozen values each, most of them repeated (statuses, rules, messages, the
+    resources failing several rules), and escaping each distinct value once is several times
+    faster than escaping every template expression. Values are escaped as autoescape does.
+    """
+    escaped: dict[str, str] = {}
+
+    def e(value: Any) -> str:
+        if value.__class__ is not str:  # an enum, a number: equal values may print differently
+            return str(escape(value))
+        text = escaped.get(value)
+        if text is None:
+            text = escaped[value] = str(escape(value))
+        return text
+
+    resources: dict[int, tuple[str, str]] = {}  # id of a resource -> its two cells
+    rows = []
+    for r in findings:
+        res = r.resource
+        cells = resources.get(id(res))
+        if cells is None:
+            namespace = f"{e(res.namespace)}/" if res.namespace else ""
+            labels = "".join(f' <span class="lb">{e(k)}={e(v)}</span>' for k, v in res.labels)
+            commit = (f' @ <span title="{e(res.commit)}">{e(short_sha(res.commit))}</span>'
+                      if res.commit else "")
+            cells = resources[id(res)] = (
+                f'<td class="res wrap"><span class="k">{e(res.kind)}</span> {namespace}'
+                f'<b title="{e(_annotations(res))}">{e(res.name)}</b>{labels}</td>',
+                f'<td class="loc wrap">{e(res.location)}<br><span class="muted">{e(res.source)}{commit}</span></td>')
+        status = e(r.status)
+        exception = f' <span class="muted">(exception {e(r.exception)})</span>' if r.exception else ""
+        rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>{cells[0]}'
+                    f'<td>{e(r.rule)}</td><td class="msg wrap">{e(r.message)}{exception}</td>{cells[1]}'
+                    f'<td>{e(r.action)}</td></tr>\n')
+    return Markup("".join(rows))
 
 
 def _is_web_url(value: str) -> bool:
@@ -95,7 +136,7 @@ def _environment() -> jinja2.Environment:
         bytecode_cache=_bytecode_cache(),
     )
     env.filters.update({"iso": iso_time, "duration": duration_text, "short": short_sha,
-                        "annotations": _annotations, "is_web_url": _is_web_url})
+                        "is_web_url": _is_web_url, "finding_rows": _finding_rows})
     return env
 
 

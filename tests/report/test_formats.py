@@ -9,11 +9,11 @@ from datetime import timedelta
 
 import pytest
 
-from scanner.engine.types import RuleStatus
+from scanner.engine.types import FailureAction, RuleStatus
 from scanner.report.assemble import assemble_report
 from scanner.report.audit import audit_document, verify_audit_document
-from scanner.report.data import ReportData
-from scanner.report.html import render_audit_html, render_html_report
+from scanner.report.data import ReportData, ResourceInfo, ResultRecord
+from scanner.report.html import _finding_rows, render_audit_html, render_html_report
 from scanner.report.json_report import report_document
 from scanner.report.junit import render_junit
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, policy_reports
@@ -148,3 +148,30 @@ def test_html_escapes_every_payload(render) -> None:
     assert "&lt;script&gt;document.title=&#39;PWNED&#39;&lt;/script&gt;" in html
     assert 'href="javascript:' not in html
     assert "{{ 7*7 }}{% raw %}" in html
+
+
+def test_html_finding_rows_keep_each_resource_and_value_apart() -> None:
+    def pod(namespace: str) -> ResourceInfo:
+        return ResourceInfo(api_version="v1", kind="Pod", namespace=namespace, name="web", source="repo",
+                            path=f"{namespace}.yaml", line=3, commit="", labels=(("app", namespace),))
+
+    first, second = pod("a"), pod("b")  # equal names: only the resource objects tell them apart
+    findings = (
+        ResultRecord(policy="p", rule="x", status=RuleStatus.FAIL, message="m <1>", resource=first),
+        ResultRecord(policy="p", rule="x", status=RuleStatus.ERROR, message="m <1>", resource=second,
+                     action=FailureAction.ENFORCE, exception="ns/allow"),
+        ResultRecord(policy="p", rule="y", status=RuleStatus.FAIL, message="m &", resource=first),
+    )
+    rows = str(_finding_rows(findings)).splitlines()
+    assert rows == [
+        '<tr data-st="fail"><td><span class="b fail">fail</span></td><td class="res wrap"><span class="k">Pod'
+        '</span> a/<b title="">web</b> <span class="lb">app=a</span></td><td>x</td><td class="msg wrap">'
+        'm &lt;1&gt;</td><td class="loc wrap">a.yaml:3<br><span class="muted">repo</span></td><td>Audit</td></tr>',
+        '<tr data-st="error"><td><span class="b error">error</span></td><td class="res wrap"><span class="k">Pod'
+        '</span> b/<b title="">web</b> <span class="lb">app=b</span></td><td>x</td><td class="msg wrap">'
+        'm &lt;1&gt; <span class="muted">(exception ns/allow)</span></td><td class="loc wrap">b.yaml:3<br>'
+        '<span class="muted">repo</span></td><td>Enforce</td></tr>',
+        '<tr data-st="fail"><td><span class="b fail">fail</span></td><td class="res wrap"><span class="k">Pod'
+        '</span> a/<b title="">web</b> <span class="lb">app=a</span></td><td>y</td><td class="msg wrap">'
+        'm &amp;</td><td class="loc wrap">a.yaml:3<br><span class="muted">repo</span></td><td>Audit</td></tr>',
+    ]
