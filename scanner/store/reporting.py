@@ -4,9 +4,8 @@ provenance (streamed), the policies it evaluated, and its error records."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
 
-from sqlalchemy import Connection, Exists, Row, select
+from sqlalchemy import Connection, Row, select
 
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.store.models import (
@@ -100,15 +99,16 @@ def iter_run_observations(connection: Connection, run_id: int) -> Iterator[tuple
     What reports count besides the tallies: resources per namespace and per source, and how
     many of them fail, without reading every result into Python.
     """
-    # one index probe per observation (the results' key starts with it), not every result
-    def results(*where: Any) -> Exists:
-        return select(Result.observation_id).where(
-            Result.observation_id == ResourceObservation.observation_id, *where).exists()
-
-    query = (select(Resource.namespace, Source.name, results(Result.status == RuleStatus.FAIL.value))
+    # whether an observation has results: one probe of the results' key, which starts with it;
+    # whether it fails: a look-up in the run's failing results, read once through their index
+    results = select(Result.observation_id).where(
+        Result.observation_id == ResourceObservation.observation_id).exists()
+    failing = ResourceObservation.observation_id.in_(select(Result.observation_id).where(
+        Result.run_id == run_id, Result.status == RuleStatus.FAIL.value))
+    query = (select(Resource.namespace, Source.name, failing)
              .select_from(ResourceObservation)
              .join(Resource, Resource.resource_id == ResourceObservation.resource_id)
              .join(Source, Source.source_id == Resource.source_id)
-             .where(ResourceObservation.run_id == run_id, results()))
+             .where(ResourceObservation.run_id == run_id, results))
     for namespace, source, fails in connection.execution_options(yield_per=STREAM_BATCH).execute(query):
         yield namespace, source, bool(fails)
