@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
+from scanner.errors import StoreError
 from scanner.store import Store
+from scanner.store.connect import describe, missing_sqlite_file, parse_url
 
 DATABASE_HELP = ("Database URL, e.g. sqlite:///scanner.db or postgresql+psycopg://user@host/db "
                  "(default: $SCANNER_DATABASE_URL, then the config's database.url).")
@@ -32,8 +34,15 @@ def resolve_database_url(database_url: str | None, config_path: str | None) -> s
                            "or pass --config FILE")
 
 
-def open_store(database_url: str | None, config_path: str | None, **options: Any) -> Store:
-    return Store(resolve_database_url(database_url, config_path), **options)
+def open_store(database_url: str | None, config_path: str | None, *, create: bool = False,
+               **options: Any) -> Store:
+    """The store of the given database; an SQLite file that does not exist is refused unless
+    ``create`` (reading a mistyped path must not leave a new, empty database behind)."""
+    url = parse_url(resolve_database_url(database_url, config_path))
+    if not create and missing_sqlite_file(url):
+        raise StoreError(f"database {describe(url)} does not exist: check --database, $SCANNER_DATABASE_URL "
+                         "or the config's database.url; a scan or `scanner db upgrade` creates it")
+    return Store(url, **options)
 
 
 @click.group("db")
@@ -46,7 +55,7 @@ def db() -> None:
 @database_options
 def upgrade(revision: str, database_url: str | None, config_path: str | None) -> None:
     """Create the schema or upgrade it to REVISION (default: head)."""
-    store = open_store(database_url, config_path, check_schema=False)
+    store = open_store(database_url, config_path, create=True, check_schema=False)
     with store:
         state = store.upgrade(revision)
         click.echo(f"{store.describe()}: at revision {state.revision} (head {state.head})")

@@ -6,6 +6,7 @@ the database (password redacted) and says what to do.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -53,6 +54,14 @@ def parse_url(url: str | URL) -> URL:
     if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
+
+
+def missing_sqlite_file(url: URL) -> str | None:
+    """The path of an SQLite database file that does not exist yet (opening it would create
+    it), else None. URI file names (``?uri=true``) are left to SQLite."""
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:") or url.query.get("uri"):
+        return None
+    return None if os.path.exists(url.database) else url.database
 
 
 def describe(url: URL) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,8 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def test_commands_db_upgrade_current_downgrade(database_url: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
+    if database_url.startswith("sqlite:///"):
+        Path(database_url.removeprefix("sqlite:///")).touch()  # an empty SQLite database
     shown = Store(database_url, check_schema=False).describe()
     head = head_revision()
     assert _run(capsys, "db", "current", "--database", database_url)[1] == (
@@ -73,3 +76,22 @@ def test_commands_need_a_database(capsys: pytest.CaptureFixture[str],
     monkeypatch.delenv("SCANNER_DATABASE_URL", raising=False)
     code, _, err = _run(capsys, "runs", "list")
     assert code == 2 and "no database given: pass --database URL" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ("runs", "list"), ("runs", "show", "latest"), ("report", "--format", "json"), ("db", "current"),
+    ("db", "prune", "--keep-days", "1"), ("db", "downgrade", "base"),
+])
+def test_commands_refuse_a_missing_sqlite_file(argv: tuple[str, ...], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path}/mistyped.db"
+    code, _, err = _run(capsys, *argv, "--database", url)
+    assert code == 2 and f"error: database {url} does not exist: check --database" in err
+    assert not (tmp_path / "mistyped.db").exists()
+
+
+def test_commands_db_upgrade_creates_a_missing_sqlite_file(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path}/new.db"
+    assert _run(capsys, "db", "upgrade", "--database", url)[0] == 0
+    assert "up to date" in _run(capsys, "db", "current", "--database", url)[1]
