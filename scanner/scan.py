@@ -30,7 +30,7 @@ from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, load_exceptions, load_policies
 from scanner.runtime import importing
 from scanner.scan_workers import EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
-from scanner.sources.directory import DirectorySource
+from scanner.sources.directory import DirectorySource, root_problem
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource, redact
 from scanner.sources.paths import Shard
@@ -198,6 +198,11 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tup
         tasks = [ShardTask(first_id + i, cfg.name, "git", root=workdir, commit=commit.sha,
                            tree=source.options.tree, shard=shard) for i, shard in enumerate(shards)]
     elif cfg.type == "directory":
+        problem = root_problem(cfg.paths[0])
+        if problem:
+            run.errors.append(SourceErrorRecord(cfg.name, "source", problem, Location(cfg.paths[0])))
+            run.fatal.append(problem)
+            return run, []
         tasks = [ShardTask(first_id + i, cfg.name, "directory", root=cfg.paths[0], tree=source.options, shard=shard)
                  for i, shard in enumerate(shards)]
     else:

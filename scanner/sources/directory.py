@@ -22,9 +22,17 @@ class DirectorySource:
 
     def iter_items(self) -> Iterator[SourceItem]:
         self.stats = SourceStats()
-        if not os.path.isdir(self.root):
+        missing = root_problem(self.root)
+        if missing:
             self.stats.errors += 1
-            yield ErrorRecord(self.name, "read", "not a directory", Location(self.root))
+            yield ErrorRecord(self.name, "source", missing, Location(self.root))
             return
         yield from scan_tree(self.root, Origin(self.name, self.source_type), self.options,
                              self.stats)
+
+
+def root_problem(root: str) -> str | None:
+    """Why ``root`` cannot be a directory source (the source as a whole fails), or None."""
+    if not os.path.exists(root):
+        return f"source path not found: {root}"
+    return None if os.path.isdir(root) else f"source path is not a directory: {root}"

@@ -47,10 +47,9 @@ class ExportSource:
             elif os.path.isfile(path):
                 position += 1
                 yield from self._read(TreeFile(os.path.basename(path), path), origin, position - 1)
-            elif self.shard.first:
+            elif self.shard.first:  # the source as a whole fails (its other paths are still read)
                 self.stats.errors += 1
-                yield ErrorRecord(self.name, "read", "no such file or directory",
-                                  Location(path))
+                yield ErrorRecord(self.name, "source", f"source path not found: {path}", Location(path))
 
     def _read(self, tree_file: TreeFile, origin: Origin, position: int) -> Iterator[SourceItem]:
         """A List dump's items are dealt out among the shards; other files go whole to one."""

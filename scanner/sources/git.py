@@ -95,10 +95,12 @@ class GitSource:
         return env
 
     def _fail(self, action: str, exc: Exception) -> GitError:
-        detail = getattr(exc, "stderr", None) or str(exc)
-        lines = [ln.strip() for ln in str(detail).strip().splitlines() if ln.strip()]
+        detail = str(getattr(exc, "stderr", None) or exc)
+        _, quoted, stderr = detail.rpartition("stderr: '")  # GitPython quotes git's stderr
+        if quoted:
+            detail = stderr.rstrip().removesuffix("'")
+        lines = [ln.strip() for ln in detail.splitlines() if ln.strip()]
         cause = lines[-1] if lines else type(exc).__name__
-        cause = cause.removeprefix("stderr: ").strip("'")
         message = f"{action} failed for {redact(self.options.url)}: {cause}"
         return GitError(redact(message, self._secrets()), Location(redact(self.options.url)))
 

@@ -60,6 +60,25 @@ def test_scan_failed_source_exits_3_and_other_sources_still_scan(project: Projec
     assert "resources: 1" in out and "failed sources: broken" in out
 
 
+def test_scan_missing_source_paths_fail_their_sources(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (project.base / "exports").mkdir()
+    (project.base / "exports" / "live.yaml").write_text(pod("live", "x"))
+    config = project.config(extra_sources="""\
+        - name: mounted
+          directory: {path: no-such-folder}
+        - name: cluster
+          export: {paths: [exports/live.yaml, exports/gone.yaml]}
+        """)
+    code, out = scan(capsys, config)
+    assert code == 3
+    assert "resources: 2" in out and "failed sources: mounted, cluster" in out
+    with Store(f"sqlite:///{project.db}") as store:
+        errors = {(e.source, e.message) for e in store.run_errors(store.list_runs(limit=1)[0].run_id)}
+    assert errors == {("mounted", f"source path not found: {project.base / 'no-such-folder'}"),
+                      ("cluster", f"source path not found: {project.base / 'exports' / 'gone.yaml'}")}
+
+
 def test_scan_invalid_policy_exits_2_before_writing(project: Project, capsys) -> None:
     project.commit({"apps/a.yaml": pod("a", "x")})
     (project.base / "policies" / "bad.yaml").write_text(

@@ -108,7 +108,8 @@ def test_git_source_shallow_clone(tmp_path, origin):
 @pytest.mark.parametrize(
     ("url", "ref", "message"),
     [
-        pytest.param("missing", "main", "clone/fetch failed", id="unreachable-repository"),
+        pytest.param("missing", "main", "clone/fetch failed for missing: fatal: repository 'missing' does not exist",
+                     id="unreachable-repository"),
         pytest.param(None, "no-such-ref", "ref 'no-such-ref' not found", id="missing-ref"),
     ],
 )
