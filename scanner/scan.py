@@ -112,7 +112,10 @@ def load_config_policies(config: Config) -> PolicySet:
     if result.errors:
         raise PolicySetError(result.errors)
     if not result.policies:
-        raise PolicySetError([PolicyError("no policies found in the configured policy locations")])
+        places = ", ".join(loc.path if loc.path is not None else f"{redact(loc.git.url)} ({loc.git.path or '.'})"
+                           for loc in config.policies if loc.path is not None or loc.git is not None)
+        raise PolicyError(f"no policies found in {places}: a policy is a kyverno.io ClusterPolicy or Policy "
+                          "document in a .yaml, .yml or .json file")
     return result
 
 

@@ -91,6 +91,15 @@ def test_scan_invalid_policy_exits_2_before_writing(project: Project, capsys) ->
     assert not project.db.exists() or Store(f"sqlite:///{project.db}").list_runs() == []
 
 
+def test_scan_without_policies_names_where_it_looked(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (project.base / "policies" / "require-team.yaml").unlink()
+    (project.base / "policies" / "notes.yaml").write_text("kind: ConfigMap\n")
+    code = main(["scan", "--config", str(project.config())])
+    assert code == 2
+    assert f"error: no policies found in {project.base / 'policies'}: a policy is" in capsys.readouterr().err
+
+
 def test_scan_broken_manifest_is_recorded_and_the_rest_scanned(project: Project, capsys) -> None:
     project.commit({"apps/a.yaml": pod("a", None), "apps/broken.yaml": "kind: Pod\nmetadata: {name: [\n"})
     code, out = scan(capsys, project.config(fail_on="never"))
