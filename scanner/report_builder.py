@@ -10,6 +10,7 @@ from hashlib import sha256
 from pathlib import Path
 
 from scanner.config import Config
+from scanner.errors import Location, ReportError
 from scanner.report.assemble import GroupTally, RunCounts, assemble_report
 from scanner.report.data import (
     FINDING_STATUSES,
@@ -156,5 +157,9 @@ def render_configured_reports(store: Store, run_id: int, config: Config) -> tupl
     data = build_report_data(store, run_id, history=config.reports.history,
                              findings_only=not EVERY_RESULT_FORMATS.intersection(config.reports.formats))
     out = Path(config.reports.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ReportError(f"cannot create the reports folder: {e.strerror or type(e).__name__}",
+                          Location(path=str(out))) from e
     return [str(render_report(data, fmt, out)) for fmt in config.reports.formats], data

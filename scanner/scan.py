@@ -25,7 +25,7 @@ from scanner.config import Config, SourceConfig, load_config
 from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_values
-from scanner.errors import ConfigError, Location, PolicyError, ScannerError
+from scanner.errors import ConfigError, Location, PolicyError, ReportError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, load_exceptions, load_policies
 from scanner.runtime import importing
@@ -417,7 +417,11 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             status = writer.finish(records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
             run_id = writer.run_id
         progress.stage("rendering reports")
-        reports, data = render_configured_reports(store, run_id, config)
+        try:
+            reports, data = render_configured_reports(store, run_id, config)
+        except ReportError as exc:
+            raise ReportError(f"run {run_id} is stored, but its reports were not written: {exc}; "
+                              f"render them later with `scanner report --run {run_id}`") from exc
         new, resolved = run_changes(store, run_id, data)
     finally:
         workers.close()

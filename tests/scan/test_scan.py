@@ -100,6 +100,18 @@ def test_scan_without_policies_names_where_it_looked(project: Project, capsys) -
     assert f"error: no policies found in {project.base / 'policies'}: a policy is" in capsys.readouterr().err
 
 
+def test_scan_unwritable_reports_folder_is_an_error_after_the_run_is_stored(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (project.base / "reports").write_text("a file where the reports folder should be")
+    code = main(["scan", "--config", str(project.config())])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert (f"error: run 1 is stored, but its reports were not written: {project.base / 'reports'}: cannot "
+            "create the reports folder: File exists; render them later with `scanner report --run 1`") in err
+    with Store(f"sqlite:///{project.db}") as store:
+        assert [str(r.status) for r in store.list_runs()] == ["succeeded"]
+
+
 def test_scan_broken_manifest_is_recorded_and_the_rest_scanned(project: Project, capsys) -> None:
     project.commit({"apps/a.yaml": pod("a", None), "apps/broken.yaml": "kind: Pod\nmetadata: {name: [\n"})
     code, out = scan(capsys, project.config(fail_on="never"))
