@@ -207,22 +207,26 @@ class YamlDocument:
         return Location(self.path, line, column, pointer or None, self.index)
 
 
-def _error_location(path: str, exc: yaml.YAMLError, index: int) -> Location:
+def _error_location(path: str, exc: yaml.YAMLError, index: int, text: str | bytes) -> Location:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     if mark is not None:
         return Location(path, mark.line + 1, mark.column + 1, None, index)
+    if isinstance(exc, yaml.reader.ReaderError) and 0 <= exc.position <= len(text):
+        before = text[:exc.position]
+        newline = b"\n" if isinstance(text, bytes) else "\n"
+        return Location(path, before.count(newline) + 1, None, None, index)  # type: ignore[arg-type]
     return Location(path, None, None, None, index)
 
 
 def syntax_error(exc: yaml.YAMLError, path: str, index: int, limits: YamlLimits,
-                 on_error: ErrorHandler | None) -> ManifestError | None:
+                 on_error: ErrorHandler | None, text: str | bytes = "") -> ManifestError | None:
     """The error to raise for a parser error; ``None`` when it was handed to ``on_error``.
 
     libyaml refuses nesting beyond its own depth limit (1000 levels, since 0.2.6) while
     scanning, before any node exists for the depth check: that is the same limit error,
     and the parser cannot go on after it, so the rest of the text is not read.
     """
-    location = _error_location(path, exc, index)
+    location = _error_location(path, exc, index, text)
     if "exceeded maximum nesting depth" in str(getattr(exc, "problem", "")):
         error = ManifestError(f"document nested too deeply (limit {limits.max_depth})", location)
         if on_error is not None:
@@ -233,6 +237,9 @@ def syntax_error(exc: yaml.YAMLError, path: str, index: int, limits: YamlLimits,
 
 
 def _problem(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.reader.ReaderError):  # a byte or character no YAML text may hold
+        hint = " (the file must be UTF-8 text)" if "octet" in str(exc.reason) else ""
+        return f"invalid YAML: {exc.reason}{hint}"
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
     if problem:
@@ -447,7 +454,7 @@ def iter_documents(
                             unit if keep_nodes else None, item,
                         )
             except yaml.YAMLError as exc:
-                error = syntax_error(exc, path, index, limits, on_error)
+                error = syntax_error(exc, path, index, limits, on_error, text)
                 if error is None:
                     return
                 raise error from exc

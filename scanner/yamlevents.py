@@ -166,7 +166,7 @@ def iter_event_documents(
             loader.get_event()  # document end
             index += 1
     except yaml.YAMLError as exc:
-        error = syntax_error(exc, path, index, limits, on_error)
+        error = syntax_error(exc, path, index, limits, on_error, text)
         if error is not None:
             raise error from exc
     finally:

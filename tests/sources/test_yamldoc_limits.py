@@ -80,6 +80,20 @@ def test_iter_documents_syntax_error_keeps_earlier_documents(limits):
     assert info.value.location is not None and info.value.location.line == 4
 
 
+@pytest.mark.parametrize("limits", [YamlLimits(), STREAM], ids=["c-composer", "event-composer"])
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param(b'a: 1\n---\nb: "caf\xe9"\n', "f.yaml:3: invalid YAML: invalid trailing UTF-8 octet "
+                 "(the file must be UTF-8 text)", id="latin-1-byte"),
+    pytest.param(b"a: 1\n\xff\xfe: 2\n", "f.yaml:2: invalid YAML: invalid leading UTF-8 octet "
+                 "(the file must be UTF-8 text)", id="stray-bytes"),
+    pytest.param("a: 1\nb: \x07\n", "f.yaml:2: invalid YAML: control characters are not allowed", id="control"),
+])
+def test_iter_documents_unreadable_characters_name_their_line(text, expected, limits):
+    with pytest.raises(ManifestError) as info:
+        list(iter_documents(text, "f.yaml", limits=limits))
+    assert str(info.value) == expected
+
+
 def test_iter_documents_event_composer_matches_c_composer(tmp_path):
     text = LIST + "---\nx: &anchor {a: 1}\ny: *anchor\nz: [1, 2.5, yes, null, '3']\n"
     assert _read(text, YamlLimits(), True) == _read(text, STREAM, True)
