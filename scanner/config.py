@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,7 @@ class ReportsConfig:
 class ScheduleEntry:
     cron: str
     timezone: str = "UTC"
+    location: Location | None = field(default=None, compare=False)  # of ``cron``, for errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +180,18 @@ def _type(value: Any) -> str:
 _TOP = {"database", "policies", "values", "exceptions", "sources", "reports", "schedule", "scan"}
 
 
+def _known_timezone(name: str) -> bool:
+    """Whether the scheduler can use time zone ``name``: UTC always, others from the system's
+    (or the tzdata package's) time zone database, as APScheduler reads them."""
+    if name == "UTC":
+        return True
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
 def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Config:
     """Read and check a config file; ``env`` (default ``os.environ``) supplies overrides."""
     env = os.environ if env is None else env
@@ -274,7 +288,12 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         if len(cron.split()) not in (5, 6):
             raise r.fail(["schedule", i, "cron"],
                          f"must be a 5-field cron expression (or 6 fields, seconds first), not {cron!r}")
-        schedule.append(ScheduleEntry(cron, r.string(e.get("timezone"), ["schedule", i, "timezone"]) or "UTC"))
+        timezone = r.string(e.get("timezone"), ["schedule", i, "timezone"]) or "UTC"
+        if not _known_timezone(timezone):
+            raise r.fail(["schedule", i, "timezone"], f"unknown time zone {timezone!r} (an IANA name, e.g. "
+                         "UTC or Europe/Berlin)")
+        where = r.doc.locate(f"/schedule/{i}/cron")
+        schedule.append(ScheduleEntry(cron, timezone, Location(where.path, where.line, where.column)))
 
     sc = r.mapping(top.get("scan"), ["scan"], {"jobs", "fail_on", "cache_dir", "misfire_grace_seconds"})
     fail_on = sc.get("fail_on", "enforce")

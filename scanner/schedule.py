@@ -19,14 +19,15 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from scanner.config import Config, ScheduleEntry, load_config
-from scanner.errors import ConfigError
+from scanner.errors import ConfigError, Location
 
 log = logging.getLogger("scanner.schedule")
 JOB = "scanner.schedule:scheduled_scan"
 
 
-def cron_trigger(entry: ScheduleEntry) -> CronTrigger:
-    """A trigger for a 5-field cron line (or 6 fields with seconds first)."""
+def cron_trigger(entry: ScheduleEntry, index: int = 0) -> CronTrigger:
+    """A trigger for a 5-field cron line (or 6 fields with seconds first); ``index`` is the
+    entry's position in the config's ``schedule`` list (for errors)."""
     fields = entry.cron.split()
     try:
         if len(fields) == 6:
@@ -35,7 +36,7 @@ def cron_trigger(entry: ScheduleEntry) -> CronTrigger:
                                day_of_week=weekday, timezone=entry.timezone)
         return CronTrigger.from_crontab(entry.cron, timezone=entry.timezone)
     except (ValueError, LookupError) as exc:
-        raise ConfigError(f"schedule entry {entry.cron!r} ({entry.timezone}): {exc}") from exc
+        raise ConfigError(f"schedule[{index}].cron: {exc}", entry.location) from exc
 
 
 def scheduled_scan(config_path: str, jobs: int | None = None) -> int:
@@ -47,12 +48,13 @@ def scheduled_scan(config_path: str, jobs: int | None = None) -> int:
 
 def build_scheduler(config: Config, *, run_now: bool = False, jobs: int | None = None) -> BlockingScheduler:
     if not config.schedule and not run_now:
-        raise ConfigError("the config has no schedule entries", None)
+        raise ConfigError("schedule: no entries, so nothing would ever run: add one (schedule: [{cron: "
+                          "'0 2 * * *'}]) or pass --run-now", Location(config.path))
     scheduler = BlockingScheduler(timezone=UTC)
     options = {"max_instances": 1, "coalesce": True, "misfire_grace_time": config.scan.misfire_grace_seconds,
                "replace_existing": True}
     for i, entry in enumerate(config.schedule):
-        scheduler.add_job(JOB, trigger=cron_trigger(entry), args=[config.path, jobs], id=f"scan-{i}",
+        scheduler.add_job(JOB, trigger=cron_trigger(entry, i), args=[config.path, jobs], id=f"scan-{i}",
                           name=f"scan ({entry.cron} {entry.timezone})", **options)
     if run_now:
         scheduler.add_job(JOB, trigger="date", run_date=datetime.now(UTC), args=[config.path, jobs],

@@ -43,6 +43,8 @@ BASE = "policies: [{path: p}]\nsources: [{name: a, export: {path: e.yaml}}]\n"
         pytest.param("policies: [{path: p}]\nsources: [{name: a, export: {path: x}}, {name: a, export: {path: y}}]\n",
                      ":2:", "duplicate source name", id="duplicate-source"),
         pytest.param(BASE + "schedule: [{cron: '0 2 * *'}]\n", ":3:", "5-field cron", id="bad-cron"),
+        pytest.param(BASE + "schedule:\n- cron: '0 2 * * *'\n  timezone: Mars/Olympus\n", ":5:13",
+                     "schedule[0].timezone: unknown time zone 'Mars/Olympus'", id="unknown-timezone"),
         pytest.param(BASE + "reports: {formats: [pdf]}\n", ":3:", "unknown format 'pdf'", id="unknown-report-format"),
         pytest.param(BASE + "scan: {fail_on: sometimes}\n", ":3:", "scan.fail_on", id="bad-fail-on"),
         pytest.param("sources: [{name: a, export: {path: x}}]\n", ":1:", "policies: must be a non-empty list",

@@ -7,7 +7,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from scanner.config import load_config
+from scanner.errors import ConfigError
 from scanner.schedule import build_scheduler
 from scanner.store.store import Store
 
@@ -58,3 +61,13 @@ def test_schedule_jobs_are_textual_references_with_plain_arguments(project: Proj
     assert job.args == (str(project.base / "scanner.yaml"), 2)
     assert (job.max_instances, job.coalesce) == (1, True)
     assert str(job.trigger.timezone) == "Europe/Berlin"
+
+
+def test_schedule_config_errors_name_the_entry(project: Project) -> None:
+    config = load_config(project.config(extra="schedule:\n  - cron: '0 2 * * *'\n  - cron: '61 * * * *'"))
+    with pytest.raises(ConfigError) as info:
+        build_scheduler(config)
+    assert str(info.value).startswith(f"{project.base / 'scanner.yaml'}:11:11: schedule[1].cron: ")
+    assert "61" in str(info.value)
+    with pytest.raises(ConfigError, match=r"scanner.yaml: schedule: no entries, so nothing would ever run"):
+        build_scheduler(load_config(project.config()))
