@@ -12,9 +12,11 @@ A batch that fails is split in halves until the failing overlay is found alone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import posixpath
+import re
 import shutil
 import subprocess
 import tempfile
@@ -189,5 +191,20 @@ def _run(command: list[str], timeout: float) -> tuple[bool, str]:
         return False, f"renderer could not be started: {exc}"
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        return False, lines[-1] if lines else f"renderer exited with {proc.returncode}"
+        return False, renderer_error(lines[-1]) if lines else f"renderer exited with {proc.returncode}"
     return True, proc.stdout
+
+
+# kubectl logs its failure through klog: E1125 15:33:45.243354   23524 run.go:72] "command failed" err="..."
+_KLOG = re.compile(r'[IWEF]\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] (?:"command failed" err=)?(?P<message>.*)')
+
+
+def renderer_error(line: str) -> str:
+    """Kustomize's own message from the last line the renderer printed (kubectl's log prefix,
+    its quoting and the ``Error:`` of the kustomize binary taken away)."""
+    match = _KLOG.fullmatch(line.strip())
+    message = match["message"] if match else line.strip()
+    if len(message) > 1 and message[0] == message[-1] == '"':
+        with contextlib.suppress(ValueError):
+            message = json.loads(message)
+    return message.removeprefix("Error: ")

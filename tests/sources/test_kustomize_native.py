@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scanner.sources.directory import DirectorySource
-from scanner.sources.kustomize import find_renderer, plan, render_batch
+from scanner.sources.kustomize import find_renderer, plan, render_batch, renderer_error
 from scanner.sources.kustomize_native import (
     NativeRenderer,
     UnsupportedKustomization,
@@ -347,3 +347,24 @@ def test_native_render_equals_kubectl_on_generated_corpus(tmp_path: Path) -> Non
         assert expected[output.overlay].error is None
         assert list(output.documents) == list(expected[output.overlay].documents), output.overlay
     assert os.path.isdir(root)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    pytest.param('E1125 15:33:45.243354   23524 run.go:72] "command failed" err="accumulating resources: '
+                 'lstat /r/missing.yaml: no such file or directory"',
+                 "accumulating resources: lstat /r/missing.yaml: no such file or directory", id="kubectl-klog"),
+    pytest.param('E0101 00:00:00.000001 1 run.go:72] "command failed" err="field \\"x\\" is not \\"y\\""',
+                 'field "x" is not "y"', id="kubectl-quoted"),
+    pytest.param("Error: accumulating resources: bad", "accumulating resources: bad", id="kustomize-binary"),
+    pytest.param("something else", "something else", id="other"),
+])
+def test_renderer_error_keeps_kustomize_message(line: str, expected: str) -> None:
+    assert renderer_error(line) == expected
+
+
+def test_failing_overlay_error_is_kustomize_message(tmp_path: Path) -> None:
+    write(tmp_path, {"base/kustomization.yaml": "resources: [missing.yaml]\n"})
+    assert KUBECTL is not None
+    [output] = render_batch(KUBECTL, str(tmp_path), ["base"], 60.0)
+    assert output.error is not None and output.error.startswith("accumulating resources")
+    assert f"{tmp_path}/base/missing.yaml: no such file or directory" in output.error
