@@ -45,11 +45,11 @@ def iter_yaml_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
             yield path
 
 
-def _located(exc: InvalidPolicyError, doc: YamlDocument) -> list[PolicyError]:
+def _located(exc: InvalidPolicyError, doc: YamlDocument, what: str = "policy") -> list[PolicyError]:
     out = []
     for pointer, message in exc.problems:
         loc = doc.locate(pointer)
-        out.append(PolicyError(f"invalid policy {exc.policy_name}: {message}", loc))
+        out.append(PolicyError(f"invalid {what} {exc.policy_name}: {message}", loc))
     return out
 
 
@@ -124,5 +124,5 @@ def load_exceptions(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Polic
                     found.append(parse_exception(sub.data))
                 except InvalidPolicyError as exc:
                     shifted = InvalidPolicyError(exc.policy_name, [(prefix + p, m) for p, m in exc.problems])
-                    errors.extend(_located(shifted, doc))
+                    errors.extend(_located(shifted, doc, "PolicyException"))
     return found, errors

@@ -77,10 +77,10 @@ class ScanOutcome:
 class PolicySetError(PolicyError):
     """Invalid policies: the scan stops before anything is written, listing them all."""
 
-    def __init__(self, errors: list[PolicyError]) -> None:
+    def __init__(self, errors: list[PolicyError], nouns: tuple[str, str] = ("policy", "policies")) -> None:
         self.errors = errors
         lines = "\n".join(f"  {e}" for e in errors)
-        super().__init__(f"{len(errors)} invalid polic{'y' if len(errors) == 1 else 'ies'}:\n{lines}")
+        super().__init__(f"{len(errors)} invalid {nouns[len(errors) != 1]}:\n{lines}")
 
 
 # -- policies, values, sources ---------------------------------------------------------------
@@ -123,12 +123,13 @@ def load_config_values(config: Config) -> Values:
     if not config.values:
         return Values()
     try:
-        docs = load_documents(Path(config.values).read_bytes(), config.values)
+        docs = load_documents(Path(config.values).read_bytes(), config.values, keep_nodes=True)
         return parse_values(docs[0].data if docs else {})
     except OSError as exc:
         raise ConfigError(f"cannot read values file {config.values}: {exc.strerror}") from exc
     except ValuesError as exc:
-        raise ConfigError(f"values file {config.values}: {exc}") from exc
+        where = docs[0].locate(exc.pointer)
+        raise ConfigError(f"values file: {exc}", Location(where.path, where.line, where.column)) from exc
 
 
 def build_source(cfg: SourceConfig, config: Config) -> Any:
@@ -372,7 +373,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     values = load_config_values(config)
     exceptions, exception_errors = load_exceptions(config.exceptions)
     if exception_errors:
-        raise PolicySetError(exception_errors)
+        raise PolicySetError(exception_errors, ("policy exception", "policy exceptions"))
     started_at = now or datetime.now(UTC)
     raw_policies = tuple(p.raw for p in policy_set.policies)
     lookup = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,14 +43,27 @@ class Values:
 
 
 class ValuesError(ValueError):
-    """A values or user info document has the wrong shape; the message names the field."""
+    """A values or user info document has the wrong shape; the message names the field and
+    ``pointer`` is its JSON pointer in the document."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where} {problem}")
+        self.pointer = "/" + re.sub(r"\[(\d+)\]", r".\1", where).replace(".", "/")
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ValuesError(f"{where} must be an object")
+        raise ValuesError(where, "must be an object")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValuesError(where, "must be a list")
     return value
 
 
@@ -58,24 +72,24 @@ def parse_values(doc: Any) -> Values:
     doc = _mapping(doc, "values")
     resource_values: dict[str, dict[str, dict[str, Any]]] = {}
     rule_values: dict[str, dict[str, dict[str, Any]]] = {}
-    for i, pol in enumerate(doc.get("policies") or []):
+    for i, pol in enumerate(_list(doc.get("policies"), "policies")):
         pol = _mapping(pol, f"policies[{i}]")
         name = str(pol.get("name") or "")
-        for j, res in enumerate(pol.get("resources") or []):
+        for j, res in enumerate(_list(pol.get("resources"), f"policies[{i}].resources")):
             res = _mapping(res, f"policies[{i}].resources[{j}]")
             resource_values.setdefault(name, {})[str(res.get("name") or "")] = _mapping(
                 res.get("values"), f"policies[{i}].resources[{j}].values"
             )
-        for j, rule in enumerate(pol.get("rules") or []):
+        for j, rule in enumerate(_list(pol.get("rules"), f"policies[{i}].rules")):
             rule = _mapping(rule, f"policies[{i}].rules[{j}]")
             rule_values.setdefault(name, {})[str(rule.get("name") or "")] = _mapping(
                 rule.get("values"), f"policies[{i}].rules[{j}].values"
             )
     labels: dict[str, dict[str, Any]] = {}
-    for i, entry in enumerate(doc.get("namespaceSelector") or []):
+    for i, entry in enumerate(_list(doc.get("namespaceSelector"), "namespaceSelector")):
         entry = _mapping(entry, f"namespaceSelector[{i}]")
         labels[str(entry.get("name") or "")] = _mapping(entry.get("labels"), f"namespaceSelector[{i}].labels")
-    for i, ns in enumerate(doc.get("namespaces") or []):
+    for i, ns in enumerate(_list(doc.get("namespaces"), "namespaces")):
         meta = _mapping(_mapping(ns, f"namespaces[{i}]").get("metadata"), f"namespaces[{i}].metadata")
         labels[str(meta.get("name") or "")] = _mapping(meta.get("labels"), f"namespaces[{i}].metadata.labels")
     return Values(
@@ -83,7 +97,7 @@ def parse_values(doc: Any) -> Values:
         resource_values=resource_values,
         rule_values=rule_values,
         namespace_labels=labels,
-        subresources=tuple(doc.get("subresources") or ()),
+        subresources=tuple(_list(doc.get("subresources"), "subresources")),
     )
 
 
@@ -93,9 +107,9 @@ def parse_userinfo(doc: Any) -> UserInfo:
     info = _mapping(doc.get("userInfo"), "userInfo")
     return UserInfo(
         username=str(info.get("username") or ""),
-        groups=tuple(str(g) for g in info.get("groups") or ()),
-        roles=tuple(str(r) for r in doc.get("roles") or ()),
-        cluster_roles=tuple(str(r) for r in doc.get("clusterRoles") or ()),
+        groups=tuple(str(g) for g in _list(info.get("groups"), "userInfo.groups")),
+        roles=tuple(str(r) for r in _list(doc.get("roles"), "roles")),
+        cluster_roles=tuple(str(r) for r in _list(doc.get("clusterRoles"), "clusterRoles")),
         uid=str(info.get("uid") or ""),
         extra=_mapping(info.get("extra"), "userInfo.extra"),
     )

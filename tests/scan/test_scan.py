@@ -112,6 +112,23 @@ def test_scan_unwritable_reports_folder_is_an_error_after_the_run_is_stored(proj
         assert [str(r.status) for r in store.list_runs()] == ["succeeded"]
 
 
+def test_scan_bad_values_and_exception_files_are_located(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (project.base / "values.yaml").write_text("policies:\n- name: p\n  rules: r\n")
+    (project.base / "exception.yaml").write_text(
+        "apiVersion: kyverno.io/v2\nkind: PolicyException\nmetadata: {name: e}\nspec:\n  exceptions: []\n"
+        "  match: {any: [{resources: {kinds: [Pod]}}]}\n")
+    code = main(["scan", "--config", str(project.config(extra="values: values.yaml"))])
+    assert code == 2
+    assert (f"error: {project.base / 'values.yaml'}:3:10: values file: policies[0].rules must be a list"
+            in capsys.readouterr().err)
+    code = main(["scan", "--config", str(project.config(extra="exceptions: [exception.yaml]"))])
+    assert code == 2
+    assert (f"error: 1 invalid policy exception:\n  {project.base / 'exception.yaml'}:5:15 (/spec/exceptions): "
+            "invalid PolicyException e: exceptions must be a non-empty list") in capsys.readouterr().err
+    assert not project.db.exists()
+
+
 def test_scan_broken_manifest_is_recorded_and_the_rest_scanned(project: Project, capsys) -> None:
     project.commit({"apps/a.yaml": pod("a", None), "apps/broken.yaml": "kind: Pod\nmetadata: {name: [\n"})
     code, out = scan(capsys, project.config(fail_on="never"))
