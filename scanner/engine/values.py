@@ -48,7 +48,11 @@ class ValuesError(ValueError):
 
     def __init__(self, where: str, problem: str) -> None:
         super().__init__(f"{where} {problem}")
-        self.pointer = "/" + re.sub(r"\[(\d+)\]", r".\1", where).replace(".", "/")
+        path = re.sub(r"\[(\d+)\]", r".\1", where).split(".")
+        self.pointer = "" if where in _DOCUMENTS else "/" + "/".join(path)
+
+
+_DOCUMENTS = {"values", "userinfo"}  # the names of whole documents in messages
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:

@@ -22,10 +22,10 @@ class DirectorySource:
 
     def iter_items(self) -> Iterator[SourceItem]:
         self.stats = SourceStats()
-        missing = root_problem(self.root)
-        if missing:
+        problem = root_problem(self.root)
+        if problem:
             self.stats.errors += 1
-            yield ErrorRecord(self.name, "source", missing, Location(self.root))
+            yield ErrorRecord(self.name, "source", problem, Location(self.root))
             return
         yield from scan_tree(self.root, Origin(self.name, self.source_type), self.options,
                              self.stats)

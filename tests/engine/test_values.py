@@ -23,7 +23,7 @@ def test_values_document_parts() -> None:
 
 
 @pytest.mark.parametrize(("doc", "message", "pointer"), [
-    pytest.param(["a"], "values must be an object", "/values", id="not-a-mapping"),
+    pytest.param(["a"], "values must be an object", "", id="not-a-mapping"),
     pytest.param({"policies": {"name": "p"}}, "policies must be a list", "/policies", id="policies-mapping"),
     pytest.param({"policies": [{"name": "p", "rules": "r"}]}, "policies[0].rules must be a list",
                  "/policies/0/rules", id="rules-string"),
