@@ -85,8 +85,8 @@ def load_policy_text(text: str | bytes, path: str) -> PolicySet:
             except InvalidPolicyError as exc:
                 shifted = InvalidPolicyError(exc.policy_name, [(prefix + p, m) for p, m in exc.problems])
                 result.errors.extend(_located(shifted, doc))
-                meta = data.get("metadata") or {}
-                result.invalid_names.add(str(meta.get("name") or ""))
+                meta = data.get("metadata")
+                result.invalid_names.add(str(meta.get("name") or "") if isinstance(meta, dict) else "")
     return result
 
 

@@ -298,7 +298,7 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
                 compile_expression(expr)
             except JMESPathError as exc:
                 problems.append((ptr, f"invalid variable {{{{{expr}}}}}: {exc}"))
-    for ptr, fe in _foreach_lists(validate.get("foreach"), pointer + "/validate/foreach"):
+    for ptr, fe in _foreach_lists(validate.get("foreach"), pointer + "/validate/foreach", problems):
         try:
             compile_expression(str(fe))
         except JMESPathError as exc:
@@ -309,13 +309,18 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
     )
 
 
-def _foreach_lists(raw: Any, pointer: str) -> list[tuple[str, Any]]:
+def _foreach_lists(raw: Any, pointer: str, problems: list[tuple[str, str]]) -> list[tuple[str, Any]]:
+    """The ``list`` expression of every (nested) foreach entry; a foreach that is not a list of
+    objects is a problem (Kyverno cannot decode it)."""
     out: list[tuple[str, Any]] = []
-    if isinstance(raw, list):
-        for i, fe in enumerate(raw):
-            if isinstance(fe, dict):
-                out.append((f"{pointer}/{i}/list", fe.get("list")))
-                out += _foreach_lists(fe.get("foreach"), f"{pointer}/{i}/foreach")
+    if raw is None:
+        return out
+    if not isinstance(raw, list) or not all(isinstance(fe, dict) for fe in raw):
+        problems.append((pointer, "foreach must be a list of objects"))
+        return out
+    for i, fe in enumerate(raw):
+        out.append((f"{pointer}/{i}/list", fe.get("list")))
+        out += _foreach_lists(fe.get("foreach"), f"{pointer}/{i}/foreach", problems)
     return out
 
 

@@ -212,6 +212,11 @@ def test_apply_rules_one_stops_after_first_decision() -> None:
         pytest.param(policy(rule(name="a" * 64)), "/spec/rules/0/name", "at most 63", id="long-rule-name"),
         pytest.param(policy(rule(match="{any: [{resources: {kinds: ['*']}}]}")), "/spec/rules/0/match/any/0/resources/kinds",
                      "wildcard kind", id="wildcard-kind-in-background"),
+        pytest.param(policy(rule(validate="{foreach: {list: request.object.spec.containers, deny: {}}}")),
+                     "/spec/rules/0/validate/foreach", "foreach must be a list of objects", id="foreach-mapping"),
+        pytest.param(policy(rule(validate="{foreach: [{list: a, foreach: [x]}]}")),
+                     "/spec/rules/0/validate/foreach/0/foreach", "foreach must be a list of objects",
+                     id="nested-foreach-scalar"),
     ],
 )
 def test_policy_validity_errors_are_located(doc: dict, pointer: str, text: str) -> None:
