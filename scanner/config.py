@@ -144,8 +144,10 @@ class _Reader:
         value = os.path.expanduser(value)
         return str(value) if os.path.isabs(value) or "://" in value else str((self.base / value).resolve())
 
-    def git(self, value: Any, keys: list[str | int]) -> GitRef:
-        g = self.mapping(value, keys, {"url", "ref", "path", "shallow", "token_env", "ssh_key", "timeout"})
+    def git(self, value: Any, keys: list[str | int], *, with_path: bool = True) -> GitRef:
+        """A Git location; ``path`` (a folder in the repository) only where ``with_path``."""
+        allowed = {"url", "ref", "shallow", "token_env", "ssh_key", "timeout"} | ({"path"} if with_path else set())
+        g = self.mapping(value, keys, allowed)
         url = self.string(g.get("url"), [*keys, "url"], required=True)
         assert url is not None
         if "://" not in url and not url.startswith("git@") and ":" not in url.split("/")[0]:
@@ -156,13 +158,22 @@ class _Reader:
         ssh_key = self.string(g.get("ssh_key"), [*keys, "ssh_key"])
         return GitRef(
             url=url,
-            ref=None if g.get("ref") is None else str(g.get("ref")),
+            ref=self.ref(g.get("ref"), [*keys, "ref"]),
             path=self.string(g.get("path"), [*keys, "path"]) or "",
             shallow=self.boolean(g.get("shallow"), [*keys, "shallow"], False),
             token_env=self.string(g.get("token_env"), [*keys, "token_env"]),
             ssh_key=self.path(ssh_key) if ssh_key else None,
             timeout=float(timeout),
         )
+
+
+    def ref(self, value: Any, keys: list[str | int]) -> str | None:
+        """A branch, tag or commit. YAML reads an unquoted ``1.10`` as the number 1.1 and
+        ``0123456`` as 42798: anything but a string is refused, not converted."""
+        if value is None or isinstance(value, str):
+            return value or None
+        raise self.fail(keys, f"must be a string, not {_type(value)}: quote it (unquoted, YAML reads a tag "
+                              "like 1.10 as the number 1.1 and a commit like 0123456 as 42798)")
 
 
 def _dotted(keys: list[str | int]) -> str:
@@ -210,9 +221,13 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
     top = r.mapping(docs[0].data, [], _TOP)
 
     db = r.mapping(top.get("database"), ["database"], {"url"})
-    url = env.get(DATABASE_ENV) or r.string(db.get("url"), ["database", "url"]) or "sqlite:///scanner.db"
-    if url.startswith("sqlite:///") and not url.startswith("sqlite:////") and url != "sqlite:///:memory:":
-        url = "sqlite:///" + r.path(url[len("sqlite:///"):])
+    # a relative SQLite path is relative to the config file's folder; in SCANNER_DATABASE_URL, to the
+    # working directory (as every other command reads that variable)
+    url = env.get(DATABASE_ENV)
+    if not url:
+        url = r.string(db.get("url"), ["database", "url"]) or "sqlite:///scanner.db"
+        if url.startswith("sqlite:///") and not url.startswith("sqlite:////") and url != "sqlite:///:memory:":
+            url = "sqlite:///" + r.path(url[len("sqlite:///"):])
 
     policies = []
     raw_policies = top.get("policies")
@@ -247,14 +262,17 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
             raise r.fail(keys, "needs exactly one of git, export or directory")
         kind = kinds[0]
         kustomize = s.get("kustomize", "auto")
+        if kustomize is False:  # YAML 1.1 reads an unquoted off as false
+            kustomize = "off"
         if kustomize not in ("auto", "off"):
             raise r.fail([*keys, "kustomize"], "must be auto or off")
         common = {"include": r.strings(s.get("include"), [*keys, "include"]),
                   "exclude": r.strings(s.get("exclude"), [*keys, "exclude"]), "kustomize": kustomize}
         if kind == "git":
-            sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"]), **common))
+            sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"], with_path=False), **common))
         else:
-            body = r.mapping(s[kind], [*keys, kind], {"path", "paths"})
+            # a directory source is one folder (scanned with include/exclude); an export, files or folders
+            body = r.mapping(s[kind], [*keys, kind], {"path"} if kind == "directory" else {"path", "paths"})
             listed = list(r.strings(body.get("paths"), [*keys, kind, "paths"]))
             single = r.string(body.get("path"), [*keys, kind, "path"])
             if single:

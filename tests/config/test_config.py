@@ -50,6 +50,13 @@ BASE = "policies: [{path: p}]\nsources: [{name: a, export: {path: e.yaml}}]\n"
         pytest.param("sources: [{name: a, export: {path: x}}]\n", ":1:", "policies: must be a non-empty list",
                      id="missing-policies"),
         pytest.param("policies: [\n", ":2:", "invalid YAML", id="unparseable"),
+        pytest.param("policies: [{path: p}]\nsources: [{name: a, git: {url: r, ref: 1.10}}]\n", ":2:",
+                     "sources[0].git.ref: must be a string, not float: quote it",
+                     id="unquoted-numeric-ref"),
+        pytest.param("policies: [{path: p}]\nsources: [{name: a, git: {url: r, path: apps}}]\n", ":2:",
+                     "sources[0].git.path: unknown key", id="git-source-path"),
+        pytest.param("policies: [{path: p}]\nsources: [{name: a, directory: {paths: [x, y]}}]\n", ":2:",
+                     "sources[0].directory.paths: unknown key", id="directory-paths"),
     ],
 )
 def test_config_errors_are_located(tmp_path: pathlib.Path, text: str, where: str, message: str) -> None:
@@ -63,3 +70,17 @@ def test_config_errors_are_located(tmp_path: pathlib.Path, text: str, where: str
 def test_config_missing_file_is_a_config_error(tmp_path: pathlib.Path) -> None:
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config(tmp_path / "nope.yaml", env={})
+
+
+def test_config_unquoted_kustomize_off_means_off(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "scanner.yaml"
+    path.write_text("policies: [{path: p}]\nsources: [{name: a, directory: {path: d}, kustomize: off}]\n")
+    assert load_config(path, env={}).sources[0].kustomize == "off"
+
+
+def test_config_database_url_from_the_environment_is_relative_to_the_working_directory(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "conf").mkdir()
+    path = tmp_path / "conf" / "scanner.yaml"
+    path.write_text("database: {url: 'sqlite:///in-config.db'}\n" + BASE)
+    assert load_config(path, env={}).database_url == f"sqlite:///{tmp_path / 'conf' / 'in-config.db'}"
+    assert load_config(path, env={"SCANNER_DATABASE_URL": "sqlite:///env.db"}).database_url == "sqlite:///env.db"
