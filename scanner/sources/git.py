@@ -9,6 +9,7 @@ credential helpers. Every message that leaves this module is redacted.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import re
@@ -105,7 +106,8 @@ class GitSource:
         return GitError(redact(message, self._secrets()), Location(redact(self.options.url)))
 
     def cache_path(self) -> str:
-        key = hashlib.sha256(redact(self.options.url).encode()).hexdigest()[:16]
+        """This source's own clone: two sources never share one (each checks out its own ref)."""
+        key = hashlib.sha256(f"{self.name}\n{redact(self.options.url)}".encode()).hexdigest()[:16]
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", self.name)[:40]
         return os.path.join(self.options.cache_dir, f"{safe}-{key}")
 
@@ -122,6 +124,9 @@ class GitSource:
                 repo.git.remote("set-url", "origin", url, env=env)
                 repo.git.fetch("origin", "--prune", "--prune-tags", "--tags", "--force",
                                *depth, env=env, kill_after_timeout=timeout)
+                if not self.options.ref:  # the remote's default branch may have changed since the clone
+                    with contextlib.suppress(git.GitCommandError):  # none known: keep the clone's
+                        repo.git.remote("set-head", "origin", "--auto", env=env, kill_after_timeout=timeout)
             else:
                 os.makedirs(self.options.cache_dir, exist_ok=True)
                 options = ["--no-checkout", *depth]
@@ -147,8 +152,7 @@ class GitSource:
         import git
 
         ref = self.options.ref
-        candidates = ([f"refs/remotes/origin/{ref}", f"refs/tags/{ref}", ref] if ref
-                      else ["refs/remotes/origin/HEAD"])
+        candidates = _candidates(ref)
         for candidate in candidates:
             try:
                 return repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}")
@@ -163,3 +167,16 @@ class GitSource:
                 raise self._fail(f"ref {ref!r} not found; fetch", exc) from exc
         raise GitError(f"ref {ref or 'HEAD'!r} not found in {redact(self.options.url)}",
                        Location(redact(self.options.url)))
+
+
+def _candidates(ref: str | None) -> list[str]:
+    """Where ``ref`` is looked up in the cached clone: the remote's branches and the tags, which
+    every fetch updates; never the clone's local branches, which no fetch moves."""
+    if not ref or ref == "HEAD":
+        return ["refs/remotes/origin/HEAD"]
+    if ref.startswith("refs/heads/"):
+        return ["refs/remotes/origin/" + ref.removeprefix("refs/heads/")]
+    if ref.startswith("refs/"):
+        return [ref]
+    found = [f"refs/remotes/origin/{ref}", f"refs/tags/{ref}"]
+    return [*found, ref] if re.fullmatch(r"[0-9a-fA-F]{7,40}", ref) else found

@@ -139,3 +139,40 @@ def test_git_source_never_leaks_credentials(tmp_path, monkeypatch):
 )
 def test_redact_hides_userinfo_and_secrets(text, expected):
     assert redact(text, ("abc",)) == expected
+
+
+def test_git_sources_of_one_repository_keep_their_own_clones(tmp_path, origin):
+    """Two sources of one URL whose names share their first 40 characters, at different refs,
+    both checked out before either is read (as a scan does)."""
+    prefix = "kubernetes-manifests-monorepo-environment-"
+    old = GitSource(prefix + "production", GitOptions(str(origin.path), "v1", cache_dir=str(tmp_path / "cache")))
+    new = GitSource(prefix + "staging", GitOptions(str(origin.path), "main", cache_dir=str(tmp_path / "cache")))
+    old_tree, _ = old.checkout()
+    new_tree, _ = new.checkout()
+    assert old_tree != new_tree
+    assert sorted(os.listdir(os.path.join(old_tree, "apps"))) == ["a.yaml", "b.yaml"]
+
+
+@pytest.mark.parametrize(("ref", "follows"), [
+    pytest.param(None, True, id="default-branch"),
+    pytest.param("refs/heads/main", True, id="full-branch-ref"),
+    pytest.param("main", True, id="branch"),
+])
+def test_git_source_follows_the_remote_branch_not_the_clone_s(tmp_path, origin, ref, follows):
+    _scan(_source(tmp_path, str(origin.path), ref))
+    origin.write("apps/e.yaml", deployment("e"))
+    third = origin.commit("third")
+    source = _source(tmp_path, str(origin.path), ref)
+    resources, errors = _scan(source)
+    assert errors == [] or all(e.kind != "git" for e in errors)
+    assert ("apps/e.yaml" in resources) is follows and source.stats.commit.sha == third
+
+
+def test_git_source_renamed_branch_is_not_found_nor_read_stale(tmp_path, origin):
+    _scan(_source(tmp_path, str(origin.path), "main"))
+    origin.git("branch", "-m", "main", "trunk")
+    resources, errors = _scan(_source(tmp_path, str(origin.path), "main"))
+    assert resources == {} and [e.kind for e in errors] == ["git"]
+    assert "ref 'main' not found" in errors[0].message
+    default, _ = _scan(_source(tmp_path, str(origin.path)))  # the default branch is now trunk
+    assert "apps/c.yaml" in default
