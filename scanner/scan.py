@@ -345,14 +345,17 @@ def _location(cfg: SourceConfig) -> Location:
 
 
 def exit_code_for(config: Config, tally: _Tally) -> int:
+    """3 when a source failed; else 1 when the ``fail_on`` threshold is met. Every threshold but
+    ``never`` counts errors: error results and inputs that could not be read or rendered (a
+    broken manifest must not pass a CI gate unnoticed)."""
     if tally.failed_sources:
         return EXIT_SOURCES
     fail_on = config.scan.fail_on
-    if fail_on == "enforce" and (tally.enforce_failures or tally.counts["error"]):
+    if fail_on == "never":
+        return EXIT_CLEAN
+    if tally.counts["error"] or tally.errors:
         return EXIT_FINDINGS
-    if fail_on == "fail" and (tally.counts["fail"] or tally.counts["error"]):
-        return EXIT_FINDINGS
-    if fail_on == "error" and tally.counts["error"]:
+    if (fail_on == "enforce" and tally.enforce_failures) or (fail_on == "fail" and tally.counts["fail"]):
         return EXIT_FINDINGS
     return EXIT_CLEAN
 

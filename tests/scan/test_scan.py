@@ -133,6 +133,8 @@ def test_scan_broken_manifest_is_recorded_and_the_rest_scanned(project: Project,
     project.commit({"apps/a.yaml": pod("a", None), "apps/broken.yaml": "kind: Pod\nmetadata: {name: [\n"})
     code, out = scan(capsys, project.config(fail_on="never"))
     assert code == 0 and "resources: 1" in out and "errors:    1" in out
+    for fail_on in ("enforce", "fail", "error"):  # a broken manifest fails every CI gate
+        assert scan(capsys, project.config(fail_on=fail_on))[0] == 1
     store = Store(f"sqlite:///{project.db}")
     try:
         [error] = store.run_errors(store.latest_run_id())
