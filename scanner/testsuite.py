@@ -27,6 +27,14 @@ _TEST_FIELDS = {
     "userinfo", "exceptions", "paramResources", "targetResources", "clusterResources", "context",
     "jsonPayloads", "apiCallResponses", "globalContextEntries", "checks",
 }
+_RESULT_FIELDS = {
+    "policy", "rule", "kind", "resources", "resourceSpecs", "result", "operation",
+    "status", "resource", "namespace",  # deprecated forms of result, resources and a namespace filter
+    "isValidatingAdmissionPolicy", "isMutatingAdmissionPolicy", "isValidatingPolicy", "isMutatingPolicy",
+    "isGeneratingPolicy", "isImageValidatingPolicy", "isDeletingPolicy",
+    "patchedResources", "generatedResource", "generatedResources", "cloneSourceResource",
+}
+_FILE_LISTS = ("policies", "resources", "exceptions")
 EXCLUDED = "excluded"
 
 
@@ -89,7 +97,9 @@ def _load_yaml(path: Path) -> list[Any]:
     return [d.data for d in iter_documents(text, str(path))]
 
 
-def _load_resources(base: Path, files: list[str]) -> list[dict]:
+def _load_resources(base: Path, files: list[str], warnings: list[str]) -> list[dict]:
+    """The resources of ``files``; of duplicates (same apiVersion, kind, namespace and name) the
+    first is kept and the others are named in ``warnings``, like ``kyverno test`` does."""
     resources: list[dict] = []
     seen: set[tuple] = set()
     for rel in files:
@@ -100,10 +110,50 @@ def _load_resources(base: Path, files: list[str]) -> list[dict]:
             meta = resource.get("metadata") or {}
             key = (resource.get("apiVersion"), resource.get("kind"), meta.get("namespace"), meta.get("name"))
             if key in seen:
+                warnings.append(f"duplicated resource {key[1]} {key[3]} in namespace {key[2] or '-'} "
+                                f"({rel}): the first one is kept")
                 continue
             seen.add(key)
             resources.append(resource)
     return resources
+
+
+def _check_test(path: Path, test: dict) -> None:
+    """Refuse a Test document whose fields have the wrong shape (``kyverno test`` decodes strictly)."""
+    def fail(field: str, problem: str) -> SuiteError:
+        return SuiteError(f"{path}: {field}: {problem}")
+
+    if test.get("metadata") is not None and not isinstance(test["metadata"], dict):
+        raise fail("metadata", "must be a mapping")
+    for name in _FILE_LISTS:
+        value = test.get(name)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise fail(name, "must be a list of file names")
+    for name in ("variables", "userinfo"):
+        if test.get(name) is not None and not isinstance(test[name], str):
+            raise fail(name, "must be a file name")
+    if test.get("values") is not None and not isinstance(test["values"], dict):
+        raise fail("values", "must be a mapping")
+    if test.get("checks"):
+        raise fail("checks", "not supported: checks (compare expectations with results instead)")
+    results = test.get("results")
+    if results is not None and not isinstance(results, list):
+        raise fail("results", "must be a list")
+    for i, entry in enumerate(results or []):
+        where = f"results[{i}]"
+        if not isinstance(entry, dict):
+            raise fail(where, "must be a mapping")
+        unknown = sorted(set(entry) - _RESULT_FIELDS)
+        if unknown:
+            raise fail(f"{where}.{unknown[0]}", "unknown field")
+        resources = entry.get("resources")
+        if resources is not None and not (isinstance(resources, list) and all(isinstance(r, str) for r in resources)):
+            raise fail(f"{where}.resources", "must be a list of resource names")
+        specs = entry.get("resourceSpecs")
+        if specs is not None and not (isinstance(specs, list) and all(isinstance(r, dict) for r in specs)):
+            raise fail(f"{where}.resourceSpecs", "must be a list of mappings")
+        if not (entry.get("result") or entry.get("status")):
+            raise fail(f"{where}.result", "is required (pass, fail, warn, error or skip)")
 
 
 @dataclass(slots=True)
@@ -115,18 +165,21 @@ class Suite:
     values: Values
     user: UserInfo | None
     exceptions: list[PolicyException] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def load_suite(path: Path, test: dict) -> Suite:
     base = path.parent
+    if not test.get("apiVersion") or not test.get("kind"):
+        raise SuiteError(f"{path}: deprecated schema: apiVersion and kind are required")
     unknown = set(test) - _TEST_FIELDS
     if unknown:
         raise SuiteError(f"unknown field {sorted(unknown)[0]!r} in {path}")
-    if not test.get("apiVersion") or not test.get("kind"):
-        raise SuiteError(f"{path}: deprecated schema: apiVersion and kind are required")
+    _check_test(path, test)
     policy_files = [str(base / p) for p in dict.fromkeys(test.get("policies") or [])]
     policies = load_policies(policy_files)
-    resources = _load_resources(base, list(dict.fromkeys(test.get("resources") or [])))
+    warnings: list[str] = []
+    resources = _load_resources(base, list(dict.fromkeys(test.get("resources") or [])), warnings)
     values = Values()
     try:
         if test.get("variables"):
@@ -143,7 +196,7 @@ def load_suite(path: Path, test: dict) -> Suite:
     exceptions, exception_errors = load_exceptions([str(base / p) for p in test.get("exceptions") or []])
     if exception_errors:
         raise SuiteError("; ".join(str(e) for e in exception_errors))
-    return Suite(path, test, policies, resources, values, user, exceptions)
+    return Suite(path, test, policies, resources, values, user, exceptions, warnings)
 
 
 def _request(suite: Suite, policy: Policy, resource: dict, operation: str | None) -> Request:
@@ -172,14 +225,16 @@ def _candidates(resources: list[dict], wanted: list[str]) -> list[dict]:
 
 
 def _expected_entries(test: dict) -> Iterator[tuple[dict, list[str]]]:
+    """Each expectation with the resources it names; the deprecated ``resource`` (one name,
+    optionally qualified by ``namespace``) counts like an entry of ``resources``."""
     for entry in test.get("results") or []:
-        if not isinstance(entry, dict):
-            continue
-        wanted = [str(r) for r in entry.get("resources") or []]
+        wanted = list(entry.get("resources") or [])
+        if entry.get("resource"):
+            ns = entry.get("namespace") or ""
+            wanted.append(f"{ns}/{entry['resource']}" if ns else str(entry["resource"]))
         for spec in entry.get("resourceSpecs") or []:
-            if isinstance(spec, dict):
-                ns = spec.get("namespace") or ""
-                wanted.append(f"{ns}/{spec.get('name')}" if ns else str(spec.get("name")))
+            ns = spec.get("namespace") or ""
+            wanted.append(f"{ns}/{spec.get('name')}" if ns else str(spec.get("name")))
         yield entry, wanted
 
 
@@ -188,21 +243,25 @@ def run_suite(path: Path) -> list[SuiteResult]:
     try:
         docs = _load_yaml(path)
     except (SuiteError, ManifestError) as exc:
-        return [SuiteResult(str(path), path.parent.name, error=str(exc))]
+        return [SuiteResult(str(path), path.resolve().parent.name, error=str(exc))]
     out = []
     for test in docs:
         if not isinstance(test, dict):
             continue
-        name = str((test.get("metadata") or {}).get("name") or test.get("name") or path.parent.name)
+        meta = test.get("metadata") if isinstance(test.get("metadata"), dict) else {}
+        name = str(meta.get("name") or test.get("name") or path.resolve().parent.name)
         try:
             suite = load_suite(path, test)
         except (SuiteError, ManifestError) as exc:
             out.append(SuiteResult(str(path), name, error=str(exc)))
             continue
         result = SuiteResult(str(path), name)
-        result.warnings = [str(e) for e in suite.policies.errors]
+        result.warnings = [str(e) for e in suite.policies.errors] + suite.warnings
         result.rows = _compare(suite)
         out.append(result)
+    if not out:
+        return [SuiteResult(str(path), path.resolve().parent.name,
+                            error=f"{path}: no Test document (apiVersion: cli.kyverno.io/v1alpha1, kind: Test)")]
     return out
 
 
@@ -225,7 +284,7 @@ def _compare(suite: Suite) -> list[TestRow]:
     for entry, wanted in _expected_entries(suite.test):
         policy_name = str(entry.get("policy") or "").rsplit("/", 1)[-1]
         rule = str(entry.get("rule") or "")
-        expected = str(entry.get("result") or "")
+        expected = str(entry.get("result") or entry.get("status") or "")
         operation = entry.get("operation")
         policy = policies.get(policy_name)
         if policy is None:

@@ -32,7 +32,7 @@ def test(paths: tuple[str, ...], output: str, file_name: str, fail_only: bool) -
         sys.stdout.write(json.dumps(doc) + "\n")
     else:
         _print_table(suites, fail_only)
-        click.echo(f"{passed} passed, {failed} failed")
+        click.echo(f"{passed} passed, {failed} failed" + (f", {errors} not loaded" if errors else ""))
     if not suites:
         click.echo(f"error: no {file_name} found under {', '.join(paths)}", err=True)
         return 1

@@ -162,3 +162,67 @@ def test_test_command_unmatched_rule_is_excluded_and_satisfies_any_expectation(
     code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
     [row] = json.loads(out)["tests"][0]["results"]
     assert (row["actual"], row["ok"], code) == ("excluded", True, 0)  # vector 35
+
+
+HEADER = ("apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: s}\n"
+          "policies: [policy.yaml]\nresources: [resources.yaml]\n")
+ROW = "- {policy: image-rules, rule: no-host-pid, kind: Pod, resources: [pinned], result: pass}\n"
+
+
+def _suite(tmp_path: pathlib.Path, test: str) -> pathlib.Path:
+    suite = tmp_path / "s"
+    suite.mkdir()
+    for name in ("policy.yaml", "resources.yaml"):
+        (suite / name).write_text((CASES / "pattern-anchors" / name).read_text())
+    (suite / "kyverno-test.yaml").write_text(test)
+    return suite
+
+
+@pytest.mark.parametrize(("test", "error"), [
+    pytest.param(HEADER.replace("metadata: {name: s}", "metadata: s") + "results:\n" + ROW,
+                 "metadata: must be a mapping", id="metadata-string"),
+    pytest.param(HEADER.replace("[policy.yaml]", "policy.yaml") + "results:\n" + ROW,
+                 "policies: must be a list of file names", id="policies-string"),
+    pytest.param(HEADER + "variables: [values.yaml]\nresults:\n" + ROW, "variables: must be a file name", id="variables-list"),
+    pytest.param(HEADER + "results: {policy: image-rules}\n", "results: must be a list", id="results-mapping"),
+    pytest.param(HEADER + "results:\n- {policy: image-rules, resources: pinned, result: pass}\n",
+                 "results[0].resources: must be a list of resource names", id="entry-resources-string"),
+    pytest.param(HEADER + "results:\n- {policy: image-rules, resources: [pinned], result: pass, reslt: fail}\n",
+                 "results[0].reslt: unknown field", id="entry-unknown-field"),
+    pytest.param(HEADER + "results:\n- {policy: image-rules, resources: [pinned]}\n",
+                 "results[0].result: is required", id="entry-without-result"),
+    pytest.param(HEADER + "checks:\n- {match: {resource: {metadata: {name: pinned}}}, assert: {status: pass}}\n",
+                 "checks: not supported: checks", id="checks"),
+])
+def test_test_command_malformed_suite_is_an_error(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                   test: str, error: str) -> None:
+    code, out, _ = run(capsys, "test", str(_suite(tmp_path, test)))
+    assert code == 1 and f"kyverno-test.yaml: {error}" in out and out.rstrip().endswith("0 passed, 0 failed, 1 not loaded")
+
+
+def test_test_command_deprecated_result_fields(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    test = HEADER + ("results:\n- {policy: image-rules, rule: no-host-pid, resource: latest-ifnotpresent,"
+                     " namespace: team, status: fail}\n")
+    code, out, _ = run(capsys, "test", str(_suite(tmp_path, test)), "--output", "json")
+    rows = json.loads(out)["tests"][0]["results"]
+    assert [(r["namespace"], r["resource"], r["expected"], r["actual"]) for r in rows] == [
+        ("team", "latest-ifnotpresent", "fail", "fail")]
+    assert code == 0
+
+
+@pytest.mark.parametrize("text", ["", "# nothing here\n", "- a\n"])
+def test_test_command_file_without_a_test_document(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                    text: str) -> None:
+    code, out, err = run(capsys, "test", str(_suite(tmp_path, text)))
+    assert code == 1 and "no Test document" in out and "no kyverno-test.yaml found" not in err
+
+
+def test_test_command_warns_about_duplicated_resources(tmp_path: pathlib.Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    suite = _suite(tmp_path, HEADER + "results:\n" + ROW)
+    resources = suite / "resources.yaml"
+    first = resources.read_text().split("---")[0]
+    resources.write_text(resources.read_text() + "\n---\n" + first)
+    code, out, _ = run(capsys, "test", str(suite))
+    assert "warning: duplicated resource Pod pinned in namespace default (resources.yaml): the first one is kept" in out
+    assert code == 0
