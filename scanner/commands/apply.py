@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
@@ -17,20 +18,25 @@ from scanner.engine.match import Request, ResourceView
 from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
-from scanner.errors import ManifestError, ScannerError
+from scanner.errors import Location, ManifestError, ScannerError
 from scanner.lookup import ResourceLookup
 from scanner.manifests import LoadedResource, iter_resources
 from scanner.policies import load_exceptions, load_policies
 from scanner.yamldoc import load_documents, load_yaml_value
 
 
-def _read_doc(path: str) -> Any:
+def _read_parsed(path: str, parse: Callable[[Any], Any]) -> Any:
+    """``parse`` of the first document of a values or user info file; errors name the file and line."""
     try:
         with open(path, "rb") as fh:
-            docs = load_documents(fh.read(), path)
+            docs = load_documents(fh.read(), path, keep_nodes=True)
     except OSError as exc:
         raise ScannerError(f"cannot read {path}: {exc.strerror}") from exc
-    return docs[0].data if docs else {}
+    try:
+        return parse(docs[0].data if docs else {})
+    except ValuesError as exc:
+        where = docs[0].locate(exc.pointer)
+        raise ScannerError(str(exc), Location(where.path, where.line, where.column)) from exc
 
 
 @click.command("apply")
@@ -50,11 +56,11 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     policy_set = load_policies(policy_paths)
     for err in policy_set.errors:
         click.echo(f"error: {err}", err=True)
-    try:
-        values = parse_values(_read_doc(values_file)) if values_file else Values()
-        user = parse_userinfo(_read_doc(userinfo)) if userinfo else None
-    except ValuesError as exc:
-        raise ScannerError(str(exc)) from exc
+    if not policy_set.policies and not policy_set.errors:
+        raise ScannerError(f"no policies found in {', '.join(policy_paths)}: a policy is a kyverno.io "
+                           "ClusterPolicy or Policy document in a .yaml, .yml or .json file")
+    values = _read_parsed(values_file, parse_values) if values_file else Values()
+    user = _read_parsed(userinfo, parse_userinfo) if userinfo else None
     errors: list[ManifestError] = []
     evaluated: list[tuple[LoadedResource, Policy, RuleResult]] = []
     exceptions, exception_errors = load_exceptions(exception_paths)
@@ -62,6 +68,8 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         click.echo(f"error: {err}", err=True)
     index = PolicyIndex(policy_set.policies)
     loaded_resources = list(iter_resources(resources, errors))
+    if not loaded_resources and not errors:
+        click.echo(f"warning: no Kubernetes resources found in {', '.join(resources)}", err=True)
     lookup = ResourceLookup(r.resource for r in loaded_resources)
     env = make_environment(now=_now_function(), load_yaml=load_yaml_value, values=values,
                            exceptions=tuple(exceptions), loader=lookup, namespaces=lookup.namespaces,
@@ -94,9 +102,11 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
     else:
         _print_summary(evaluated)
+    if policy_set.errors or exception_errors:
+        return 2  # invalid policies or exceptions (the valid ones were still applied)
     enforce_fail = any(r.status is RuleStatus.FAIL and r.action is FailureAction.ENFORCE for _, _, r in evaluated)
     has_error = any(r.status is RuleStatus.ERROR for _, _, r in evaluated)
-    return 1 if enforce_fail or has_error or errors or policy_set.errors or exception_errors else 0
+    return 1 if enforce_fail or has_error or errors else 0
 
 
 def _now_function():

@@ -226,3 +226,36 @@ def test_test_command_warns_about_duplicated_resources(tmp_path: pathlib.Path,
     code, out, _ = run(capsys, "test", str(suite))
     assert "warning: duplicated resource Pod pinned in namespace default (resources.yaml): the first one is kept" in out
     assert code == 0
+
+
+def test_apply_invalid_policy_exits_2_and_still_applies_the_others(tmp_path: pathlib.Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "good.yaml").write_text((CASES / "pattern-anchors" / "policy.yaml").read_text())
+    (policies / "bad.yaml").write_text(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: bad}\nspec:\n  rules:\n  - name: r\n"
+        "    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate: {foreach: {list: a, deny: {}}}\n")
+    code, out, err = run(capsys, "apply", str(policies), "-r", str(CASES / "pattern-anchors" / "resources.yaml"),
+                         "-o", "json")
+    assert code == 2 and "bad.yaml:8:25 (/spec/rules/0/validate/foreach): invalid policy bad: foreach must be a list of objects" in err
+    assert {r["policy"] for r in json.loads(out)} == {"image-rules"}
+
+
+def test_apply_without_policies_or_resources_says_so(tmp_path: pathlib.Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    resources = str(CASES / "pattern-anchors" / "resources.yaml")
+    code, _, err = run(capsys, "apply", str(tmp_path / "empty"), "-r", resources)
+    assert code == 2 and f"error: no policies found in {tmp_path / 'empty'}" in err
+    code, _, err = run(capsys, "apply", str(CASES / "pattern-anchors" / "policy.yaml"), "-r", str(tmp_path / "empty"))
+    assert code == 0 and f"warning: no Kubernetes resources found in {tmp_path / 'empty'}" in err
+
+
+def test_apply_values_error_names_the_file_and_line(tmp_path: pathlib.Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text("policies:\n- name: image-rules\n  rules: r\n")
+    code, _, err = run(capsys, "apply", str(CASES / "pattern-anchors" / "policy.yaml"), "-r",
+                       str(CASES / "pattern-anchors" / "resources.yaml"), "-f", str(values))
+    assert code == 2 and f"error: {values}:3:10: policies[0].rules must be a list" in err
