@@ -72,6 +72,8 @@ class ScanOutcome:
     duration: float
     reports: tuple[str, ...]
     exit_code: int
+    skipped: dict[str, dict[str, int]] = field(default_factory=dict)  # source -> reason -> documents
+    empty_sources: tuple[str, ...] = ()  # read without failing, but no Kubernetes resource found
 
 
 class PolicySetError(PolicyError):
@@ -137,7 +139,7 @@ def build_source(cfg: SourceConfig, config: Config) -> Any:
     if cfg.type == "git":
         return GitSource(cfg.name, _git_options(cfg.git, config, tree))
     if cfg.type == "export":
-        return ExportSource(cfg.name, list(cfg.paths))
+        return ExportSource(cfg.name, list(cfg.paths), path_filter=tree.path_filter)
     return DirectorySource(cfg.name, cfg.paths[0], tree)
 
 
@@ -181,6 +183,8 @@ class _SourceRun:
     done: int = 0
     fatal: list[str] = field(default_factory=list)
     errors: list[SourceErrorRecord] = field(default_factory=list)  # found while preparing
+    resources: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> documents left out
 
 
 def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tuple[_SourceRun, list[ShardTask]]:
@@ -210,7 +214,8 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tup
         tasks = [ShardTask(first_id + i, cfg.name, "directory", root=cfg.paths[0], tree=source.options, shard=shard)
                  for i, shard in enumerate(shards)]
     else:
-        tasks = [ShardTask(first_id + i, cfg.name, "export", paths=cfg.paths, shard=shard)
+        patterns = TreeOptions(include=source.path_filter.include, exclude=source.path_filter.exclude)
+        tasks = [ShardTask(first_id + i, cfg.name, "export", paths=cfg.paths, tree=patterns, shard=shard)
                  for i, shard in enumerate(shards)]
     run.tasks = len(tasks)
     return run, tasks
@@ -243,7 +248,7 @@ class _Collector:
 
     def __call__(self, message: tuple) -> None:
         if message[0] == "chunk":
-            _, _task_id, resource_rows, result_rows, errors = message
+            _, task_id, resource_rows, result_rows, errors = message
             resources = [records.ResourceRecord(*row) for row in resource_rows]
             self.pending.append((resources, result_rows))
             self.pending_results += len(result_rows)
@@ -258,11 +263,13 @@ class _Collector:
                 for e in source_fatal_errors(errors):
                     self.runs[e.source].fatal.append(e.message)
             tally.resources += len(resources)
+            self.runs[self.tasks[task_id].source].resources += len(resources)
             self.progress.resources(len(resources))
         else:
-            _, task_id, _stats, failure = message
+            _, task_id, stats, failure = message
             run = self.runs[self.tasks[task_id].source]
             run.done += 1
+            run.skipped.update(stats.skipped)
             if failure:
                 self.fail(run, f"source failed: {failure}")
 
@@ -436,6 +443,8 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         new_findings=new, resolved_findings=resolved, errors=tally.errors,
         failed_sources=tuple(tally.failed_sources), duration=time.monotonic() - started,
         reports=tuple(reports), exit_code=exit_code_for(config, tally),
+        skipped={name: dict(sorted(r.skipped.items())) for name, r in runs.items() if r.skipped},
+        empty_sources=tuple(name for name, r in runs.items() if not r.fatal and not r.resources),
     )
 
 

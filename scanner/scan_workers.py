@@ -47,7 +47,8 @@ class EvaluationSetup:
 
 @dataclass(frozen=True, slots=True)
 class ShardTask:
-    """One shard of one source: a tree (Git checkout or directory) or export files."""
+    """One shard of one source: a tree (Git checkout or directory) or export files (whose
+    include/exclude patterns travel in ``tree``)."""
 
     task_id: int
     source: str
@@ -134,7 +135,7 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
 
 def _items(task: ShardTask, stats: SourceStats) -> Iterator[Resource | ErrorRecord]:
     if task.paths:
-        source = ExportSource(task.source, list(task.paths), shard=task.shard)
+        source = ExportSource(task.source, list(task.paths), path_filter=task.tree.path_filter, shard=task.shard)
         yield from source.iter_items()
         stats.files, stats.documents, stats.resources, stats.errors = (
             source.stats.files, source.stats.documents, source.stats.resources, source.stats.errors)

@@ -62,6 +62,11 @@ def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bo
     click.echo(f"  findings:  {outcome.new_findings} new, {outcome.resolved_findings} resolved")
     click.echo(f"  errors:    {outcome.errors}" + (f" (failed sources: {', '.join(outcome.failed_sources)})"
                                                   if outcome.failed_sources else ""))
+    for name, reasons in outcome.skipped.items():
+        click.echo(f"  skipped:   {name}: " + ", ".join(f"{n} {reason}" for reason, n in reasons.items()))
     for path in outcome.reports:
         click.echo(f"  report:    {path}")
+    for name in outcome.empty_sources:
+        click.echo(f"warning: source {name}: no Kubernetes resources found; check its path and include/exclude",
+                   err=True)
     return outcome.exit_code

@@ -3,6 +3,10 @@
 Server-set fields (status, managedFields, resourceVersion ...) stay in the data, since
 policies may read them; the identity adds the uid when the object has one. A large
 export List streams: its items are yielded as they are read.
+
+The source's include/exclude patterns match a folder's files by their paths inside the
+folder, as in a tree source (``dump/apps/a.yaml`` as ``apps/a.yaml``), and an exported
+file by its base name, the path it is shown under (``exports/live.yaml`` as ``live.yaml``).
 """
 
 from __future__ import annotations
@@ -12,9 +16,9 @@ from collections.abc import Iterator, Sequence
 
 from scanner.errors import Location
 from scanner.sources.documents import Origin, SourceItem
-from scanner.sources.paths import PathFilter, Shard, TreeFile, walk_tree
+from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder, walk_tree
 from scanner.sources.provenance import ErrorRecord, SourceStats
-from scanner.sources.tree import read_file
+from scanner.sources.tree import folder_error, read_file
 from scanner.yamldoc import DEFAULT_LIMITS, YamlLimits
 
 
@@ -36,15 +40,22 @@ class ExportSource:
         position = 0
         for path in self.paths:
             if os.path.isdir(path):
+                folder = os.path.basename(os.path.normpath(path))
                 skipped: dict[str, int] = {}
-                for tree_file in walk_tree(path, self.path_filter, skipped):
+                unreadable: list[UnreadableFolder] = []
+                for tree_file in walk_tree(path, self.path_filter, skipped, unreadable=unreadable):
                     position += 1
-                    shown = TreeFile(f"{os.path.basename(os.path.normpath(path))}/"
-                                     f"{tree_file.relpath}", tree_file.path)
+                    shown = TreeFile(f"{folder}/{tree_file.relpath}", tree_file.path)
                     yield from self._read(shown, origin, position - 1)
                 if self.shard.first:
                     self.stats.skipped.update(skipped)
+                    for problem in unreadable:
+                        self.stats.errors += 1
+                        where = folder if problem.relpath == "." else f"{folder}/{problem.relpath}"
+                        yield folder_error(self.name, where, problem.reason)
             elif os.path.isfile(path):
+                if not self.path_filter.accepts(os.path.basename(path)):
+                    continue
                 position += 1
                 yield from self._read(TreeFile(os.path.basename(path), path), origin, position - 1)
             elif self.shard.first:  # the source as a whole fails (its other paths are still read)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -12,10 +12,10 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = frozenset({".git"})
 
 
-@lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob over ``/``-separated relative paths: ``*`` and ``?`` stay within one segment,
-    ``**`` spans any number of segments (``a/**/b`` matches ``a/b``), ``[...]`` is a class."""
+def glob_source(pattern: str) -> str:
+    """The regular expression of a glob over ``/``-separated relative paths: ``*`` and ``?``
+    stay within one segment, ``**`` spans any number of segments (``a/**/b`` matches
+    ``a/b``), ``[...]`` is a class."""
     out, i, n = [], 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -44,16 +44,57 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + r"\Z")
+    return "".join(out)
+
+
+def _clean(pattern: str) -> tuple[str, bool]:
+    """The glob of a pattern without a leading ``/`` or ``./`` and a trailing ``/``, and
+    whether it ended in ``/``."""
+    while pattern.startswith(("/", "./")):
+        pattern = pattern.removeprefix(".").removeprefix("/")
+    return pattern.rstrip("/"), pattern.endswith("/")
+
+
+def _has_glob(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+@lru_cache(maxsize=256)
+def pattern_regex(pattern: str) -> re.Pattern[str]:
+    """An include/exclude pattern: a glob relative to the tree root, a leading ``/`` or ``./``
+    ignored. Like in ``.gitignore``, a pattern ending in ``/`` names folders and matches
+    everything under them, and a pattern without glob characters (``apps/a``) matches that
+    path and, if it is a folder, everything under it; other globs match whole paths only
+    (``*.yaml`` the top level, ``**/*.yaml`` every level)."""
+    glob, folder = _clean(pattern)
+    if not glob:  # "/" or "./": the root folder, so everything
+        return re.compile(".*")
+    under = "/.*" if folder else "" if _has_glob(glob) else "(?:/.*)?"
+    return re.compile(glob_source(glob) + under + r"\Z")
+
+
+@lru_cache(maxsize=256)
+def folder_regex(pattern: str) -> re.Pattern[str] | None:
+    """The folders whose every file ``pattern`` matches (``apps/a``, ``apps/a/``,
+    ``apps/a/**``), or None when it names no whole folder (``apps/*.yaml``)."""
+    glob, folder = _clean(pattern)
+    if glob in ("", "**"):
+        return re.compile(".*")
+    if glob.endswith("/**"):
+        glob = glob.removesuffix("/**")
+    elif not folder and _has_glob(glob):
+        return None
+    return re.compile(glob_source(glob) + r"\Z")
 
 
 def glob_match(pattern: str, relpath: str) -> bool:
-    return glob_regex(pattern.lstrip("/")).match(relpath) is not None
+    return pattern_regex(pattern).match(relpath) is not None
 
 
 @dataclass(frozen=True, slots=True)
 class PathFilter:
-    """Include and exclude globs, relative to the tree root; no include means everything."""
+    """Include and exclude patterns (see ``pattern_regex``), relative to the tree root; no
+    include means everything."""
 
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -63,6 +104,12 @@ class PathFilter:
             return False
         return not any(glob_match(p, relpath) for p in self.exclude)
 
+    def excludes_folder(self, relpath: str) -> bool:
+        """Whether an exclude pattern takes every file under the folder ``relpath``: a walk
+        need not enter it (nor report it unreadable)."""
+        regexes = (folder_regex(p) for p in self.exclude)
+        return any(r is not None and r.match(relpath) for r in regexes)
+
 
 @dataclass(frozen=True, slots=True)
 class TreeFile:
@@ -70,30 +117,48 @@ class TreeFile:
     path: str  # absolute path to read
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadableFolder:
+    relpath: str  # "/"-separated, relative to the root ("." for the root itself)
+    reason: str  # the OS's words: "Permission denied"
+
+
 def walk_tree(
     root: str, path_filter: PathFilter, skipped: dict[str, int] | None = None,
-    suffixes: Sequence[str] = MANIFEST_SUFFIXES,
+    suffixes: Sequence[str] = MANIFEST_SUFFIXES, names: Collection[str] = (),
+    unreadable: list[UnreadableFolder] | None = None,
 ) -> Iterator[TreeFile]:
     """Manifest files under ``root`` in sorted order; symlinks are followed only when they
-    stay inside ``root`` (linked directories are never entered: no loops, no duplicates)."""
+    stay inside ``root`` (linked directories are never entered: no loops, no duplicates).
+
+    Files end in one of ``suffixes`` or are named one of ``names`` (``Kustomization``).
+    Folders that cannot be listed are appended to ``unreadable``; the walk goes on.
+    """
     real_root = os.path.realpath(root)
     counts = skipped if skipped is not None else {}
-    for dirpath, dirnames, filenames in os.walk(root):
+
+    def failed(exc: OSError) -> None:
+        if unreadable is not None:
+            where = os.path.relpath(exc.filename or root, root).replace(os.sep, "/")
+            unreadable.append(UnreadableFolder(where, exc.strerror or str(exc)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        prefix = "" if rel_dir == "." else f"{rel_dir}/"
         keep = []
         for d in sorted(dirnames):
             full = os.path.join(dirpath, d)
-            if d in SKIPPED_DIRS:
+            if d in SKIPPED_DIRS or path_filter.excludes_folder(prefix + d):
                 continue
             if os.path.islink(full):
                 counts["symlinked-directory"] = counts.get("symlinked-directory", 0) + 1
                 continue
             keep.append(d)
         dirnames[:] = keep
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         for name in sorted(filenames):
-            if not name.endswith(tuple(suffixes)):
+            if not name.endswith(tuple(suffixes)) and name not in names:
                 continue
-            relpath = name if rel_dir == "." else f"{rel_dir}/{name}"
+            relpath = prefix + name
             full = os.path.join(dirpath, name)
             if os.path.islink(full):
                 target = os.path.realpath(full)

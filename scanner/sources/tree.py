@@ -30,7 +30,7 @@ from scanner.sources.kustomize import (
     render_batch,
 )
 from scanner.sources.kustomize_native import NativeResult, render_native
-from scanner.sources.paths import PathFilter, Shard, TreeFile, walk_tree
+from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder, walk_tree
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits
 
@@ -46,6 +46,15 @@ class TreeOptions:
     render_batch_size: int = 100
     render_timeout: float = 300.0
     shard: Shard = field(default_factory=Shard)
+
+    @property
+    def path_filter(self) -> PathFilter:
+        return PathFilter(self.include, self.exclude)
+
+
+def folder_error(source: str, path: str, reason: str) -> ErrorRecord:
+    """The error record of a folder that cannot be listed (like ``read_file``'s of a file)."""
+    return ErrorRecord(source, "read", f"cannot read folder: {reason}", Location(path))
 
 
 def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
@@ -80,9 +89,12 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
               stats: SourceStats) -> Iterator[SourceItem]:
     """Every resource and error record of the tree at ``root``, paths relative to it."""
     shard = options.shard
-    files, skipped, render_plan = _walk_and_plan(root, origin, options)
+    files, skipped, unreadable, render_plan = _walk_and_plan(root, origin, options)
     if shard.first:
         stats.skipped.update(skipped)
+        for folder in unreadable:
+            stats.errors += 1
+            yield folder_error(origin.source, folder.relpath, folder.reason)
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
     command = find_renderer(options.kustomize)
@@ -127,18 +139,22 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-_PLANS: dict[tuple, tuple[list[TreeFile], dict[str, int], RenderPlan]] = {}
+_Walk = tuple[list[TreeFile], dict[str, int], list[UnreadableFolder], RenderPlan]
+_PLANS: dict[tuple, _Walk] = {}
 
 
-def _walk_and_plan(root: str, origin: Origin,
-                   options: TreeOptions) -> tuple[list[TreeFile], dict[str, int], RenderPlan]:
-    """The tree's files and Kustomize plan, reused by the shards of one commit in one process."""
+def _walk_and_plan(root: str, origin: Origin, options: TreeOptions) -> _Walk:
+    """The tree's files (kustomization files included, whatever their extension), skip
+    counts, unreadable folders and Kustomize plan, reused by the shards of one commit in
+    one process."""
     key = (root, origin.commit, options.include, options.exclude)
     cached = _PLANS.get(key) if origin.commit else None
     if cached is None:
         skipped: dict[str, int] = {}
-        files = list(walk_tree(root, PathFilter(options.include, options.exclude), skipped))
-        cached = (files, skipped, plan(root, [f.relpath for f in files]))
+        unreadable: list[UnreadableFolder] = []
+        files = list(walk_tree(root, options.path_filter, skipped, names=KUSTOMIZATION_FILES,
+                               unreadable=unreadable))
+        cached = (files, skipped, unreadable, plan(root, [f.relpath for f in files]))
         if origin.commit:
             if len(_PLANS) >= 4:
                 _PLANS.clear()

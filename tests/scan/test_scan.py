@@ -129,6 +129,19 @@ def test_scan_bad_values_and_exception_files_are_located(project: Project, capsy
     assert not project.db.exists()
 
 
+def test_scan_names_what_it_skipped_and_sources_without_resources(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x"), "apps/values.yaml": "replicas: 3\n"})
+    (project.base / "workflows").mkdir()
+    (project.base / "workflows" / "ci.yaml").write_text("on: push\njobs: {}\n")
+    config = project.config(extra_sources="- name: ci\n  directory: {path: workflows}")
+    code = main(["scan", "--config", str(config)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "  skipped:   gitops: 1 not-kubernetes\n  skipped:   ci: 1 not-kubernetes\n" in out
+    assert "warning: source ci: no Kubernetes resources found; check its path and include/exclude" in err
+    assert "warning: source gitops" not in err
+
+
 def test_scan_broken_manifest_is_recorded_and_the_rest_scanned(project: Project, capsys) -> None:
     project.commit({"apps/a.yaml": pod("a", None), "apps/broken.yaml": "kind: Pod\nmetadata: {name: [\n"})
     code, out = scan(capsys, project.config(fail_on="never"))
@@ -170,3 +183,31 @@ def test_scan_killed_mid_run_is_marked_interrupted_by_the_next(project: Project,
         assert store.latest_run_id() is None  # an interrupted run never counts as a finished scan
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_scan_export_source_honours_include_and_exclude(project: Project, capsys, jobs: str) -> None:
+    from scanner.config import load_config
+    from scanner.scan import build_source
+
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    exports = project.base / "exports"
+    (exports / "dump" / "sub").mkdir(parents=True)
+    (exports / "dump" / "kept.yaml").write_text(pod("kept", "x"))
+    (exports / "dump" / "sub" / "skipme.yaml").write_text(pod("skipme", "x"))
+    (exports / "one.yaml").write_text(pod("one", "x"))
+    (exports / "two.yaml").write_text(pod("two", "x"))
+    config = project.config(extra_sources="""\
+        - name: cluster
+          export: {paths: [exports/dump, exports/one.yaml, exports/two.yaml]}
+          exclude: ["**/skipme.yaml", "./two.yaml"]
+        """)
+    code, out = scan(capsys, config, "-j", jobs)
+    assert code == 0 and "resources: 3" in out
+    with Store(f"sqlite:///{project.db}") as store:
+        files = {(r.resource.source, r.file) for r in store.iter_run_results(store.latest_run_id())}
+    assert files == {("gitops", "apps/a.yaml"), ("cluster", "dump/kept.yaml"), ("cluster", "one.yaml")}
+    loaded = load_config(str(config))
+    [cfg] = [s for s in loaded.sources if s.name == "cluster"]
+    items = build_source(cfg, loaded).iter_items()  # as read for cluster look-ups
+    assert sorted(item.provenance.path for item in items) == ["dump/kept.yaml", "one.yaml"]

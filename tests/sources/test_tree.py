@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 
@@ -8,9 +9,10 @@ import pytest
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource
-from scanner.sources.paths import Shard, glob_match
+from scanner.sources.paths import PathFilter, Shard, glob_match
 from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
+from scanner.yamldoc import iter_documents
 
 from .conftest import deployment
 
@@ -104,6 +106,11 @@ def test_tree_kustomize_off_is_silent(gitops):
         pytest.param(("x/**",), (), {"x/b.yml", "x/y/c.json"}, id="include-subtree"),
         pytest.param(("**/*.json",), (), {"x/y/c.json"}, id="double-star-any-depth"),
         pytest.param((), ("x/**/*.json",), {"a.yaml", "x/b.yml"}, id="exclude-nested"),
+        pytest.param(("./x/**",), (), {"x/b.yml", "x/y/c.json"}, id="include-dot-slash"),
+        pytest.param(("x",), (), {"x/b.yml", "x/y/c.json"}, id="include-folder-name"),
+        pytest.param((), ("x/y",), {"a.yaml", "x/b.yml"}, id="exclude-folder-name"),
+        pytest.param((), ("./x/y/",), {"a.yaml", "x/b.yml"}, id="exclude-folder-slash"),
+        pytest.param((), ("x/*",), {"a.yaml", "x/y/c.json"}, id="star-is-no-folder"),
     ],
 )
 def test_tree_globs_select_files(tmp_path, include, exclude, expected):
@@ -122,6 +129,18 @@ def test_tree_globs_select_files(tmp_path, include, exclude, expected):
         pytest.param("a/**/b.yaml", "a/b.yaml", True, id="double-star-zero-dirs"),
         pytest.param("a/*.yaml", "a/x/b.yaml", False, id="star-stays-in-segment"),
         pytest.param("**", "deep/er/f.json", True, id="double-star-alone"),
+        pytest.param("./apps/**", "apps/a/x.yaml", True, id="dot-slash-stripped"),
+        pytest.param("/apps/x.yaml", "apps/x.yaml", True, id="slash-stripped"),
+        pytest.param("./", "apps/x.yaml", True, id="root-folder"),
+        pytest.param("apps/a", "apps/a/b/x.yaml", True, id="literal-folder"),
+        pytest.param("apps/a", "apps/ab/x.yaml", False, id="literal-folder-whole-segment"),
+        pytest.param("apps/a.yaml", "apps/a.yaml", True, id="literal-file"),
+        pytest.param("apps/a/", "apps/a/x.yaml", True, id="trailing-slash-folder"),
+        pytest.param("apps/a/", "apps/a", False, id="trailing-slash-not-a-file"),
+        pytest.param("apps/*/", "apps/a/b/x.yaml", True, id="glob-folder"),
+        pytest.param("apps/*/", "apps/x.yaml", False, id="glob-folder-not-its-files"),
+        pytest.param("*.yaml", "a/x.yaml", False, id="star-top-level-only"),
+        pytest.param("**/*.yaml", "a/b/x.yaml", True, id="double-star-every-level"),
     ],
 )
 def test_glob_match(pattern, path, matches):
@@ -164,3 +183,96 @@ def test_export_source_reads_kubectl_output_and_lists(tmp_path):
     assert (pod.provenance.item, pod.provenance.line, pod.identity.uid) == (0, 3, "u-1")
     assert pod.data["status"] == {"phase": "Running"} and pod.data["metadata"]["labels"] == {}
     assert [(e.kind, e.location.line) for e in errors] == [("manifest", 11)]
+
+
+def _tree(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("exclude", "excluded"),
+    [
+        pytest.param(("a",), True, id="folder-name"),
+        pytest.param(("./a/",), True, id="trailing-slash"),
+        pytest.param(("**/a/**",), True, id="double-star"),
+        pytest.param(("a/*",), False, id="star-keeps-subfolders"),
+        pytest.param(("a/**/*.yaml",), False, id="files-only"),
+        pytest.param(("b",), False, id="other-folder"),
+    ],
+)
+def test_path_filter_excludes_whole_folders(exclude, excluded):
+    assert PathFilter((), exclude).excludes_folder("a") is excluded
+
+
+def test_export_source_honours_include_and_exclude(tmp_path):
+    """A folder's files are matched by their path inside it, an exported file by its base name."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n"
+    _tree(tmp_path, {"dump/a.yaml": cm % "a", "dump/sub/skipme.yaml": cm % "skip",
+                     "dump/sub/b.yaml": cm % "b", "one.yaml": cm % "one", "two.yaml": cm % "two"})
+    paths = [str(tmp_path / "dump"), str(tmp_path / "one.yaml"), str(tmp_path / "two.yaml")]
+    resources, errors = _items(ExportSource("e", paths, path_filter=PathFilter((), ("**/skipme.yaml", "two.yaml"))))
+    assert sorted(r.provenance.path for r in resources) == ["dump/a.yaml", "dump/sub/b.yaml", "one.yaml"]
+    resources, _ = _items(ExportSource("e", paths, path_filter=PathFilter(("./sub/", "one.yaml"), ())))
+    assert sorted(r.provenance.path for r in resources) == ["dump/sub/b.yaml", "dump/sub/skipme.yaml", "one.yaml"]
+    assert errors == []
+
+
+def test_tree_renders_overlay_with_extensionless_kustomization_like_kubectl(tmp_path):
+    _tree(tmp_path, {
+        "base/kustomization.yaml": KUSTOMIZATION + "resources: [deploy.yaml]\n",
+        "base/deploy.yaml": deployment("web"),
+        "prod/Kustomization": KUSTOMIZATION + "namespace: prod\nresources: [../base]\n"
+                              "patches: [{path: replicas.yaml}]\n",
+        "prod/replicas.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                              "spec: {replicas: 3}\n",
+    })
+    rendered = subprocess.run(["kubectl", "kustomize", str(tmp_path / "prod")], check=True, capture_output=True,
+                              text=True).stdout
+    expected = [d.data for d in iter_documents(rendered)]
+    source = DirectorySource("d", str(tmp_path))
+    resources, errors = _items(source)
+    assert errors == []
+    assert [r.provenance.path for r in resources] == ["prod"]
+    assert [r.data for r in resources] == expected
+    assert source.stats.skipped["kustomize-config"] == 2
+
+
+@pytest.fixture
+def locked_folders(monkeypatch):
+    """Folders named ``locked`` cannot be listed, as without read permission (the tests run as
+    root, for whom ``chmod 000`` changes nothing)."""
+    scandir = os.scandir
+
+    def fake(path="."):
+        if os.path.basename(os.fspath(path)) == "locked":
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", fake)
+
+
+def test_tree_unreadable_folder_is_a_read_error_and_the_rest_is_read(tmp_path, locked_folders):
+    _tree(tmp_path, {"a.yaml": deployment("a"), "locked/b.yaml": deployment("b"),
+                     "x/locked/c.yaml": deployment("c"), "z/d.yaml": deployment("d")})
+    source = DirectorySource("d", str(tmp_path))
+    resources, errors = _items(source)
+    assert sorted(r.provenance.path for r in resources) == ["a.yaml", "z/d.yaml"]
+    assert sorted((e.kind, e.location.path, e.message) for e in errors) == [
+        ("read", "locked", "cannot read folder: Permission denied"),
+        ("read", "x/locked", "cannot read folder: Permission denied")]
+    assert source.stats.errors == 2
+    _, errors = _items(DirectorySource("d", str(tmp_path), TreeOptions(exclude=("locked/", "x/locked"))))
+    assert errors == []  # an excluded folder is not entered
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_export_unreadable_folder_is_a_read_error(tmp_path, locked_folders, count):
+    _tree(tmp_path, {"dump/a.yaml": deployment("a"), "dump/locked/b.yaml": deployment("b")})
+    errors = []
+    for index in range(count):
+        errors += _items(ExportSource("e", [str(tmp_path / "dump")], shard=Shard(index, count)))[1]
+    assert [(e.kind, e.location.path, e.message) for e in errors] == [
+        ("read", "dump/locked", "cannot read folder: Permission denied")]
