@@ -63,7 +63,7 @@ class ErrorRecord:
     """A located problem of one source (bad file, failed clone, renderer failure ...).
 
     ``kind`` is a short stable word for grouping: ``yaml``, ``limit``, ``manifest``,
-    ``read``, ``git``, ``render``, ``renderer-missing``.
+    ``read``, ``git``, ``render``, ``renderer-missing``, ``unsupported``.
     """
 
     source: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -90,11 +90,15 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
     """Every resource and error record of the tree at ``root``, paths relative to it."""
     shard = options.shard
     files, skipped, unreadable, render_plan = _walk_and_plan(root, origin, options)
+    charts = helm_charts(files)
     if shard.first:
         stats.skipped.update(skipped)
         for folder in unreadable:
             stats.errors += 1
             yield folder_error(origin.source, folder.relpath, folder.reason)
+        for chart in charts:
+            stats.errors += 1
+            yield ErrorRecord(origin.source, "unsupported", HELM_CHART, Location(posixpath.join(chart, "Chart.yaml")))
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
     command = find_renderer(options.kustomize)
@@ -120,7 +124,9 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
         for position, tree_file in enumerate(files):
             if not shard.owns(position):
                 continue
-            if posixpath.basename(tree_file.relpath) in KUSTOMIZATION_FILES:
+            if charts and in_folders(tree_file.relpath, charts):
+                stats.skipped["helm-chart-file"] += 1
+            elif posixpath.basename(tree_file.relpath) in KUSTOMIZATION_FILES:
                 stats.skipped["kustomize-config"] += 1
             elif rendering and tree_file.relpath in render_plan.covered:
                 stats.skipped["rendered-overlay-file"] += 1
@@ -137,6 +143,24 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+HELM_CHART = ("not supported: Helm chart (its templates are not rendered, so none of its files is read): "
+              "render it with helm template into a scanned folder, or exclude the chart")
+
+
+def helm_charts(files: list[TreeFile]) -> tuple[str, ...]:
+    """The folders holding a ``Chart.yaml`` (outermost only: subcharts belong to their chart)."""
+    found = sorted(posixpath.dirname(f.relpath) for f in files if posixpath.basename(f.relpath) == "Chart.yaml")
+    outer: list[str] = []
+    for folder in found:
+        if not in_folders(folder + "/Chart.yaml", outer):
+            outer.append(folder)
+    return tuple(outer)
+
+
+def in_folders(relpath: str, folders: Sequence[str]) -> bool:
+    return any(not folder or relpath.startswith(folder + "/") for folder in folders)
 
 
 _Walk = tuple[list[TreeFile], dict[str, int], list[UnreadableFolder], RenderPlan]

@@ -276,3 +276,28 @@ def test_export_unreadable_folder_is_a_read_error(tmp_path, locked_folders, coun
         errors += _items(ExportSource("e", [str(tmp_path / "dump")], shard=Shard(index, count)))[1]
     assert [(e.kind, e.location.path, e.message) for e in errors] == [
         ("read", "dump/locked", "cannot read folder: Permission denied")]
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_tree_helm_charts_are_not_read_but_reported_unsupported(tmp_path, count):
+    files = {
+        "apps/web.yaml": deployment("web"),
+        "charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\n",
+        "charts/app/values.yaml": "replicas: 1\n",
+        "charts/app/templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
+                                            "  name: {{ .Release.Name }}\n",
+        "charts/app/charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+        "charts/app/charts/sub/templates/svc.yaml": "kind: Service\nmetadata: {name: {{ .Values.x }}}\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    resources, errors = [], []
+    for index in range(count):
+        source = DirectorySource("d", str(tmp_path), TreeOptions(shard=Shard(index, count)))
+        found, failed = _items(source)
+        resources += found
+        errors += failed
+    assert [r.provenance.path for r in resources] == ["apps/web.yaml"]
+    assert [(e.kind, e.location.path) for e in errors] == [("unsupported", "charts/app/Chart.yaml")]
+    assert errors[0].message.startswith("not supported: Helm chart")
