@@ -6,6 +6,7 @@ Used by the scan (reports after each run) and by ``scanner report`` (any stored 
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import timedelta
 from hashlib import sha256
 from pathlib import Path
 
@@ -27,10 +28,15 @@ from scanner.report.data import (
     TrendPoint,
 )
 from scanner.report.render import EVERY_RESULT_FORMATS, render_report
-from scanner.store import views
+from scanner.store import COMPLETED_STATUSES, views
 from scanner.store.store import Store
 
 _SEVERITIES = {s.value for s in Severity}
+
+
+def _severity_key(severity: str) -> str:
+    """The report's bucket of a stored severity: one the reports do not know counts as unset."""
+    return severity if severity in _SEVERITIES else UNSET_SEVERITY
 
 
 def _policy_ref(policy: views.PolicyInfo) -> str:
@@ -76,7 +82,7 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
     policy_infos = [PolicyInfo(
         name=_policy_ref(p), title=p.title, category=p.category,
         severity=Severity(p.severity) if p.severity in _SEVERITIES else None,
-        description=p.description, action=p.failure_action, digest=p.digest,
+        description=p.description, action=p.failure_action, digest=p.digest, scored=p.scored,
     ) for p in policies]
     infos: dict[tuple, ResourceInfo] = {}  # one object per resource observation
     results = []
@@ -100,7 +106,7 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
         resolved = [_change(e) for e in diff.resolved]
     return assemble_report(run=run_info, policies=policy_infos, results=results, errors=errors,
                            previous_run_id=previous, new_findings=new, resolved_findings=resolved,
-                           trend=_trend(store, run, history),
+                           trend=_trend(store, run_id, history),
                            counts=_run_counts(store, run_id) if findings_only else None)
 
 
@@ -109,7 +115,7 @@ def _run_counts(store: Store, run_id: int) -> RunCounts:
     summary = store.summarize_run(run_id)
     severity: dict[str, int] = {}
     for group in summary.by_severity:
-        key = group.key[0] if group.key[0] in _SEVERITIES else UNSET_SEVERITY
+        key = _severity_key(group.key[0])
         severity[key] = severity.get(key, 0) + group.counts.failed
     resources = 0
     seen: dict[str, dict[str, list[int]]] = {"namespace": defaultdict(lambda: [0, 0]),
@@ -128,24 +134,25 @@ def _run_counts(store: Store, run_id: int) -> RunCounts:
                      by_source=tallies(summary.by_source, "source"))
 
 
-def _trend(store: Store, run: views.RunInfo, history: int) -> list[TrendPoint]:
-    recent = [r for r in store.list_runs(limit=history * 4) if r.started_at <= run.started_at]
-    recent = sorted(recent, key=lambda r: r.started_at)[-history:]
+def _trend_runs(store: Store, run_id: int, history: int) -> list[views.RunInfo]:
+    """The last ``history`` completed runs up to and including ``run_id``, oldest first."""
+    return store.list_runs(limit=history, up_to=run_id, statuses=COMPLETED_STATUSES)[::-1]
+
+
+def _trend(store: Store, run_id: int, history: int) -> list[TrendPoint]:
+    recent = _trend_runs(store, run_id, history)
     if not recent:
         return []
-    points = store.trend(since=recent[0].started_at, until=run.finished_at, group_by="severity", bucket="run",
-                         statuses=("fail",))  # the points count failures only
+    starts = [r.started_at for r in recent]  # ``until`` is exclusive
+    points = store.trend(since=min(starts), until=max(starts) + timedelta(microseconds=1), group_by="severity",
+                         bucket="run", statuses=("fail",))  # the points count failures only
     wanted = {r.run_id for r in recent}
     by_run: dict[int, dict[str, int]] = defaultdict(dict)
-    starts = {}
     for p in points:
-        for run_id in p.runs:
-            if run_id in wanted:
-                by_run[run_id][p.key or "unset"] = by_run[run_id].get(p.key or "unset", 0) + p.counts.failed
-                starts[run_id] = p.started_at
-    for r in recent:
-        starts.setdefault(r.run_id, r.started_at)
-    return [TrendPoint(run_id=r.run_id, started_at=starts[r.run_id], failures=by_run.get(r.run_id, {}))
+        key = _severity_key(p.key)
+        for counted in wanted.intersection(p.runs):
+            by_run[counted][key] = by_run[counted].get(key, 0) + p.counts.failed
+    return [TrendPoint(run_id=r.run_id, started_at=r.started_at, failures=by_run.get(r.run_id, {}))
             for r in recent]
 
 

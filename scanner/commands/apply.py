@@ -144,8 +144,9 @@ def _row(loaded: LoadedResource, policy: Policy, r: RuleResult) -> dict[str, Any
 
 def _print_summary(evaluated: list[tuple[LoadedResource, Policy, RuleResult]]) -> None:
     counts: Counter[str] = Counter()
-    for loaded, _policy, r in evaluated:
-        counts[str(r.status)] += 1
+    for loaded, policy, r in evaluated:
+        # like kyverno apply's summary: a failure of a policy that is not scored counts as a warning
+        counts["warn" if r.status is RuleStatus.FAIL and not policy.scored else str(r.status)] += 1
         if r.status in (RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.ERROR):
             res = loaded.resource
             meta = res.get("metadata") or {}

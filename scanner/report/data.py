@@ -97,7 +97,8 @@ class RunInfo:
 
 @dataclass(frozen=True, slots=True)
 class PolicyInfo:
-    """A policy as evaluated in the run. ``digest`` is the content digest of its file."""
+    """A policy as evaluated in the run. ``digest`` is the content digest of its file;
+    ``scored`` is false when its ``policies.kyverno.io/scored`` annotation is ``"false"``."""
 
     name: str
     title: str
@@ -108,6 +109,7 @@ class PolicyInfo:
     digest: str
     path: str = ""
     rules: tuple[str, ...] = ()
+    scored: bool = True
 
     @property
     def severity_key(self) -> str:

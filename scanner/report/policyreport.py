@@ -58,7 +58,7 @@ def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, i
         "policy": result.policy,
         "rule": result.rule,
         "result": result.status.value,
-        "scored": result.status is not RuleStatus.WARN,
+        "scored": policy.scored,  # the policy's annotation; a failure stays a failure (spec 13.3)
         "source": ENGINE_SOURCE,
         "timestamp": timestamp,
         "resources": [{"apiVersion": resource.api_version, "kind": resource.kind,

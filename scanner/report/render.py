@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -53,23 +54,43 @@ def _write_atomically(target: Path, text: str) -> None:
         raise
 
 
-def render_report(data: ReportData, fmt: str, out: Path) -> Path:
-    """Write the report in format ``fmt`` to ``out`` (a file, or a directory to write into).
+def _write_file(target: Path, text: str) -> None:
+    """Write ``text`` to ``target``: a file that is not regular (a FIFO, a device) as it is, and
+    a regular file atomically, where a symbolic link leads (the link stays)."""
+    try:
+        regular = stat.S_ISREG(os.stat(target).st_mode)  # through links, as opening it would
+    except FileNotFoundError:
+        regular = True  # a new file, or one a dangling link names
+    if not regular:
+        with open(target, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        return
+    _write_atomically(Path(os.path.realpath(target)), text)
 
-    Returns the file written. Raises ``ReportError`` for an unknown format, a template
-    failure, or an output path that cannot be written (the error names the path).
-    """
+
+def render_text(data: ReportData, fmt: str) -> str:
+    """The report in format ``fmt``. Raises ``ReportError`` for an unknown format, a format
+    the data cannot give (every result, when only the findings were read), a template failure."""
     if fmt not in FORMATS:
         raise ReportError(f"unknown report format {fmt!r} "
                           f"(choose one of: {', '.join(sorted(FORMATS))})")
     if data.findings_only and fmt in EVERY_RESULT_FORMATS:
         raise ReportError(f"the {fmt} report lists every result, but only the findings were read")
     renderer, _ = FORMATS[fmt]
+    return renderer(data)
+
+
+def render_report(data: ReportData, fmt: str, out: Path) -> Path:
+    """Write the report in format ``fmt`` to ``out`` (a file, or a directory to write into).
+
+    Returns the file written. Raises ``ReportError`` as ``render_text`` does, and for an output
+    path that cannot be written (the error names the path).
+    """
+    text = render_text(data, fmt)
     out = Path(out)
     target = out / default_file_name(data, fmt) if out.is_dir() else out
-    text = renderer(data)
     try:
-        _write_atomically(target, text)
+        _write_file(target, text)
     except OSError as e:
         reason = e.strerror or e.__class__.__name__
         raise ReportError(f"cannot write {fmt} report: {reason}",

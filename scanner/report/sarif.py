@@ -1,7 +1,8 @@
 """SARIF 2.1.0: one reporting descriptor per policy/rule, one result per finding.
 
-Results carry the repository-relative path and line of the resource (``uriBaseId`` is the
-source name; Git sources also appear in ``versionControlProvenance`` with their commit) and a
+Results carry the repository-relative path (percent-encoded, a URI reference) and line of the
+resource (``uriBaseId`` is the source name; Git sources also appear in
+``versionControlProvenance`` with an absolute repository URI and their commit) and a
 ``partialFingerprints`` entry hashing source, resource identity, policy and rule, so a finding
 keeps its identity across runs. Passing and skipped results are not listed; evaluation errors
 and unreadable inputs become tool execution notifications.
@@ -9,7 +10,10 @@ and unreadable inputs become tool execution notifications.
 
 from __future__ import annotations
 
+import re
+from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import quote
 
 from scanner.engine.types import RuleStatus
 from scanner.report.data import PolicyInfo, ReportData, ResultRecord
@@ -25,8 +29,41 @@ _SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": 
                       "info": "1.0"}
 
 
+# Git's scp-like syntax, [user@]host:path, which it reads when no slash comes before the colon
+_SCP_LIKE = re.compile(r"(?:(?P<user>[^@/]+)@)?(?P<host>\[[^\]/]*\]|[^:/]+):(?P<path>.*)")
+
+
 def rule_id(policy: str, rule: str) -> str:
     return f"{policy}/{rule}"
+
+
+def _artifact_uri(path: str) -> str:
+    """A file path as a URI reference (RFC 3986): what a URI cannot hold is percent-encoded."""
+    return quote(path)
+
+
+def _repository_uri(url: str) -> str | None:
+    """A Git source's URL as an absolute URI: a URL as it is, ``user@host:path`` as
+    ``ssh://user@host/path``, an absolute local path as a ``file://`` URI; None for anything
+    else (a relative path names no repository on its own)."""
+    if "://" in url:
+        return url
+    scp = _SCP_LIKE.fullmatch(url)
+    if scp:
+        user = f"{scp['user']}@" if scp["user"] else ""
+        return f"ssh://{user}{scp['host']}/{quote(scp['path'].lstrip('/'))}"
+    path = PurePosixPath(url)
+    return path.as_uri() if path.is_absolute() else None
+
+
+def _branch(ref: str, commit_sha: str) -> str:
+    """The branch a source's ``ref`` names, or "" when it names none: not given, ``HEAD``, a
+    tag or other ``refs/`` name, or the commit id itself."""
+    name = ref.removeprefix("refs/heads/")
+    if name == "HEAD" or name.startswith("refs/") or (
+            len(name) >= 7 and commit_sha.lower().startswith(name.lower())):
+        return ""
+    return name
 
 
 def _descriptor(policy: PolicyInfo, rule: str) -> dict[str, Any]:
@@ -52,7 +89,7 @@ def _result(result: ResultRecord, policy: PolicyInfo, index: int) -> dict[str, A
     resource = result.resource
     level = "warning" if result.status is RuleStatus.WARN else _LEVEL_BY_SEVERITY[
         policy.severity_key]
-    physical: dict[str, Any] = {"artifactLocation": {"uri": resource.path,
+    physical: dict[str, Any] = {"artifactLocation": {"uri": _artifact_uri(resource.path),
                                                      "uriBaseId": resource.source}}
     if resource.line is not None and resource.line >= 1:
         physical["region"] = {"startLine": resource.line}
@@ -88,7 +125,8 @@ def _notifications(data: ReportData) -> list[dict[str, Any]]:
                 "message": {"text": f"{result.resource.key}: {result.message}"},
                 "associatedRule": {"id": rule_id(result.policy, result.rule)},
                 "locations": [{"physicalLocation": {"artifactLocation": {
-                    "uri": result.resource.path, "uriBaseId": result.resource.source}}}],
+                    "uri": _artifact_uri(result.resource.path),
+                    "uriBaseId": result.resource.source}}}],
             })
     return notes
 
@@ -111,9 +149,14 @@ def sarif_document(data: ReportData) -> dict[str, Any]:
             descriptors.append(_descriptor(policies[result.policy], result.rule))
         results.append(_result(result, policies[result.policy], index[key]))
     run = data.run
-    provenance = [{"repositoryUri": s.url, "revisionId": s.commit_sha,
-                   **({"branch": s.ref} if s.ref else {}), "mappedTo": {"uriBaseId": s.name}}
-                  for s in run.sources if s.type == "git" and s.url and s.commit_sha]
+    provenance = []
+    for s in run.sources:
+        uri = _repository_uri(s.url) if s.type == "git" and s.commit_sha else None
+        if uri:
+            branch = _branch(s.ref, s.commit_sha)
+            provenance.append({"repositoryUri": uri, "revisionId": s.commit_sha,
+                               **({"branch": branch} if branch else {}),
+                               "mappedTo": {"uriBaseId": s.name}})
     invocation: dict[str, Any] = {
         "executionSuccessful": not data.errors and not any(s.error for s in run.sources),
         "startTimeUtc": iso_time(run.started_at),

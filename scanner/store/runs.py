@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy import Connection, Row, func, select
 
 from scanner.errors import StoreError
@@ -35,8 +37,14 @@ def source_info(row: Row) -> RunSourceInfo:
 
 
 def list_runs(connection: Connection, *, limit: int | None = 20, source: str | None = None,
-              status: RunStatus | None = None) -> list[RunInfo]:
+              status: RunStatus | None = None, up_to: int | None = None,
+              statuses: Iterable[RunStatus] | None = None) -> list[RunInfo]:
+    """Runs newest first; ``up_to`` keeps those with an id at most it, ``statuses`` those in it."""
     query = select(*RUN_COLUMNS).order_by(Run.run_id.desc()).limit(limit)
+    if up_to is not None:
+        query = query.where(Run.run_id <= up_to)
+    if statuses is not None:
+        query = query.where(Run.status.in_(list(statuses)))
     if source is not None:
         query = query.where(Run.run_id.in_(
             select(RunSource.run_id).join(Source, Source.source_id == RunSource.source_id)

@@ -137,9 +137,12 @@ class Store:
 
     # -- runs ------------------------------------------------------------------------------
     def list_runs(self, *, limit: int | None = 20, source: str | None = None,
-                  status: RunStatus | None = None) -> list[RunInfo]:
+                  status: RunStatus | None = None, up_to: int | None = None,
+                  statuses: Iterable[RunStatus] | None = None) -> list[RunInfo]:
+        """Runs newest first, at most ``limit``; ``up_to`` keeps ids at most it, ``statuses``
+        the runs in one of them."""
         with self._read("list runs") as c:
-            return runs.list_runs(c, limit=limit, source=source, status=status)
+            return runs.list_runs(c, limit=limit, source=source, status=status, up_to=up_to, statuses=statuses)
 
     def find_run(self, run_id: int) -> RunInfo | None:
         with self._read(f"read run {run_id}") as c:

@@ -259,3 +259,19 @@ def test_apply_values_error_names_the_file_and_line(tmp_path: pathlib.Path,
     code, _, err = run(capsys, "apply", str(CASES / "pattern-anchors" / "policy.yaml"), "-r",
                        str(CASES / "pattern-anchors" / "resources.yaml"), "-f", str(values))
     assert code == 2 and f"error: {values}:3:10: policies[0].rules must be a list" in err
+
+
+@pytest.mark.parametrize(("annotation", "summary"), [
+    pytest.param("{}", "pass: 0, fail: 1, warn: 0, error: 0, skip: 0", id="scored"),
+    pytest.param("{policies.kyverno.io/scored: 'false'}", "pass: 0, fail: 0, warn: 1, error: 0, skip: 0",
+                 id="not-scored"),
+])
+def test_apply_summary_counts_a_failure_of_an_unscored_policy_as_a_warning(
+        annotation: str, summary: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "policy.yaml").write_text(
+        f"apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {{name: need-team, annotations: {annotation}}}\n"
+        "spec:\n  rules:\n  - name: team\n    match: {any: [{resources: {kinds: [Pod]}}]}\n"
+        "    validate: {message: team label required, pattern: {metadata: {labels: {team: '?*'}}}}\n")
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n")
+    code, out, _ = run(capsys, "apply", str(tmp_path / "policy.yaml"), "--resource", str(tmp_path / "pod.yaml"))
+    assert out.rstrip().splitlines()[-1] == summary and code == 0

@@ -12,13 +12,13 @@ import pytest
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.report.assemble import assemble_report
 from scanner.report.audit import audit_document, verify_audit_document
-from scanner.report.data import ReportData, ResourceInfo, ResultRecord
+from scanner.report.data import ReportData, ResourceInfo, ResultRecord, SourceInfo
 from scanner.report.html import _finding_rows, render_audit_html, render_html_report
 from scanner.report.json_report import report_document
-from scanner.report.junit import render_junit
+from scanner.report.junit import INPUTS_SUITE, render_junit
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, policy_reports
 from scanner.report.sarif import FINGERPRINT_KEY, sarif_document
-from tests.report.fixtures import PAYLOADS, hostile_report_data
+from tests.report.fixtures import PAYLOADS, PLATFORM_SHA, hostile_report_data
 
 
 def _later_run(data: ReportData) -> ReportData:
@@ -73,15 +73,97 @@ def test_sarif_one_rule_per_policy_rule_and_located_results(sample_data: ReportD
 def test_junit_one_case_per_resource_and_rule(sample_data: ReportData) -> None:
     root = ET.fromstring(render_junit(sample_data))
     cases = {}
-    for case in root.iter("testcase"):
-        outcome = next((c.tag for c in case if c.tag != "system-out"), "passed")
-        cases[(case.get("classname"), case.get("name"))] = outcome
-    assert len(cases) == len(sample_data.results) == int(root.get("tests"))
+    for suite in root.iter("testsuite"):
+        for case in suite.iter("testcase") if suite.get("name") != INPUTS_SUITE else ():
+            outcome = next((c.tag for c in case if c.tag != "system-out"), "passed")
+            cases[(case.get("classname"), case.get("name"))] = outcome
+    assert len(cases) == len(sample_data.results)
     assert cases[("disallow-privileged.privileged-containers", "apps:Pod/tools/debug")] == "failure"
     assert cases[("require-limits.validate-resources", "platform:Deployment/shop/db")] == "error"
     assert cases[("require-labels.check-app-label", "apps:Pod/tools/debug")] == "skipped"
     assert cases[("require-labels.check-team", "platform:Deployment/shop/web")] == "passed"
-    assert (root.get("failures"), root.get("errors"), root.get("skipped")) == ("4", "1", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
+        "13", "4", "3", "1")  # 11 results and 2 inputs that could not be read
+
+
+def _results_dropped(data: ReportData) -> ReportData:
+    return assemble_report(run=data.run, policies=data.policies, results=[], errors=data.errors)
+
+
+@pytest.mark.parametrize("make", [pytest.param(lambda d: d, id="with-results"),
+                                  pytest.param(_results_dropped, id="inputs-only")])
+def test_junit_input_errors_are_error_cases(make, sample_data: ReportData) -> None:
+    data = make(sample_data)
+    root = ET.fromstring(render_junit(data))
+    inputs = [s for s in root.iter("testsuite") if s.get("name") == INPUTS_SUITE]
+    assert len(inputs) == 1
+    assert [(c.get("classname"), c.get("name"), c.find("error").get("message"))
+            for c in inputs[0].iter("testcase")] == [
+        (INPUTS_SUITE, "apps: tools/broken.yaml:7:3",
+         "invalid YAML: mapping values are not allowed here"),
+        (INPUTS_SUITE, "legacy: legacy", "clone failed: repository not found")]
+    for node in (root, *root.iter("testsuite")):  # every count is the count of its cases
+        cases = list(node.iter("testcase"))
+        assert int(node.get("tests")) == len(cases)
+        for attr, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+            assert int(node.get(attr)) == sum(c.find(tag) is not None for c in cases), (node.get("name"), attr)
+    assert int(root.get("errors")) >= len(data.errors) == 2
+
+
+@pytest.mark.parametrize(("path", "uri"), [
+    pytest.param("apps/shop/web.yaml", "apps/shop/web.yaml", id="plain-path-unchanged"),
+    pytest.param("weird dir/pod \u00fc#1.yaml", "weird%20dir/pod%20%C3%BC%231.yaml",
+                 id="space-non-ascii-hash-encoded"),
+    pytest.param("a:b/50%?.yaml", "a%3Ab/50%25%3F.yaml", id="colon-percent-question-encoded"),
+])
+def test_sarif_artifact_uri_is_a_percent_encoded_uri_reference(path: str, uri: str,
+                                                                sample_data: ReportData) -> None:
+    results = [dataclasses.replace(r, resource=dataclasses.replace(r.resource, path=path))
+               for r in sample_data.results]
+    run = sarif_document(assemble_report(run=sample_data.run, policies=sample_data.policies,
+                                         results=results))["runs"][0]
+    locations = [loc for r in run["results"] for loc in r["locations"]]
+    locations += [loc for n in run["invocations"][0]["toolExecutionNotifications"]
+                  for loc in n.get("locations", ())]
+    assert len(locations) == 6  # five findings and one evaluation error
+    assert {loc["physicalLocation"]["artifactLocation"]["uri"] for loc in locations} == {uri}
+
+
+def _provenance(data: ReportData, url: str, ref: str) -> list[dict]:
+    source = SourceInfo(name="repo", type="git", url=url, ref=ref, commit_sha=PLATFORM_SHA)
+    run = dataclasses.replace(data.run, sources=(source,))
+    return sarif_document(dataclasses.replace(data, run=run))["runs"][0].get("versionControlProvenance", [])
+
+
+@pytest.mark.parametrize(("url", "uri"), [
+    pytest.param("https://git.example.com/platform.git", "https://git.example.com/platform.git", id="https"),
+    pytest.param("ssh://git@git.example.com/apps.git", "ssh://git@git.example.com/apps.git", id="ssh"),
+    pytest.param("git://git.example.com/apps.git", "git://git.example.com/apps.git", id="git"),
+    pytest.param("file:///srv/git/apps.git", "file:///srv/git/apps.git", id="file"),
+    pytest.param("git@host:org/repo.git", "ssh://git@host/org/repo.git", id="scp-like"),
+    pytest.param("host:/srv/repo.git", "ssh://host/srv/repo.git", id="scp-like-absolute-no-user"),
+    pytest.param("/work/main", "file:///work/main", id="local-path"),
+    pytest.param("/srv/my repos/apps", "file:///srv/my%20repos/apps", id="local-path-with-space"),
+    pytest.param("relative/repo", None, id="relative-path-left-out"),
+])
+def test_sarif_repository_uri_is_absolute(url: str, uri: str | None, sample_data: ReportData) -> None:
+    provenance = _provenance(sample_data, url, "main")
+    assert [p["repositoryUri"] for p in provenance] == ([uri] if uri else [])
+
+
+@pytest.mark.parametrize(("ref", "branch"), [
+    pytest.param("main", "main", id="branch"),
+    pytest.param("refs/heads/release-1.4", "release-1.4", id="full-branch-ref"),
+    pytest.param("", None, id="default-branch"),
+    pytest.param("HEAD", None, id="head"),
+    pytest.param("refs/tags/v1.0", None, id="tag-ref"),
+    pytest.param(PLATFORM_SHA, None, id="commit"),
+    pytest.param(PLATFORM_SHA[:10], None, id="short-commit"),
+])
+def test_sarif_branch_only_for_a_branch_name(ref: str, branch: str | None, sample_data: ReportData) -> None:
+    [provenance] = _provenance(sample_data, "https://git.example.com/platform.git", ref)
+    assert provenance.get("branch") == branch
+    assert provenance["revisionId"] == PLATFORM_SHA
 
 
 def test_junit_replaces_characters_xml_cannot_carry() -> None:
@@ -89,6 +171,15 @@ def test_junit_replaces_characters_xml_cannot_carry() -> None:
     root = ET.fromstring(text)
     messages = [f.get("message") for f in root.iter("failure")]
     assert messages and all("\x00" not in m and "\ufffd\ufffd end" in m for m in messages)
+
+
+def test_policy_reports_scored_comes_from_the_policy_and_a_failure_stays_one(sample_data: ReportData) -> None:
+    unscored = tuple(dataclasses.replace(p, scored=p.name != "require-limits") for p in sample_data.policies)
+    reports = policy_reports(dataclasses.replace(sample_data, policies=unscored))
+    shop = {(x["policy"], x["rule"], x["resources"][0]["name"]): x for x in reports[1]["results"]}
+    web_limits = shop[("require-limits", "validate-resources", "web")]
+    assert (web_limits["result"], web_limits["scored"]) == ("fail", False)
+    assert shop[("require-labels", "check-team", "web")]["scored"] is True
 
 
 @pytest.mark.parametrize(("flavour", "kinds"), [
@@ -109,7 +200,7 @@ def test_policy_reports_one_per_namespace_plus_cluster(flavour, kinds,
     assert web_limits["timestamp"] == {"seconds": 1709272800, "nanos": 0}
     assert web_limits["properties"]["path"] == "apps/shop/web.yaml"
     assert web_limits["properties"]["line"] == "1"
-    assert shop[("require-labels", "check-team", "web")]["scored"] is False
+    assert shop[("require-labels", "check-team", "web")]["scored"] is True  # a warning of a scored policy
     assert reports[1]["summary"] == {"pass": 3, "fail": 2, "warn": 1, "error": 1, "skip": 0}
     json_ids = {f["id"] for g in report_document(sample_data)["failures_by_policy"]
                 for f in g["findings"]}

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from scanner.errors import ReportError
 from scanner.report.data import ReportData
-from scanner.report.render import FORMATS, render_report
+from scanner.report.render import FORMATS, render_report, render_text
 
 
 def test_render_report_unknown_format_lists_formats(sample_data: ReportData,
@@ -53,3 +55,55 @@ def test_render_report_creates_missing_parents_and_replaces(sample_data: ReportD
     assert render_report(sample_data, "json", target) == target
     assert target.read_text().startswith("{")
     assert sorted(p.name for p in target.parent.iterdir()) == ["latest.json"]
+
+
+@pytest.mark.parametrize("existing", [pytest.param(True, id="link-to-a-file"),
+                                      pytest.param(False, id="dangling-link")])
+def test_render_report_writes_the_file_a_symlink_names(existing: bool, sample_data: ReportData,
+                                                       tmp_path: Path) -> None:
+    real = tmp_path / "kept" / "report.json"
+    real.parent.mkdir()
+    if existing:
+        real.write_text("stale")
+    link = tmp_path / "latest.json"
+    link.symlink_to(real)
+    assert render_report(sample_data, "json", link) == link
+    assert link.is_symlink() and link.readlink() == real
+    assert real.read_text(encoding="utf-8") == render_text(sample_data, "json")
+    assert [p.name for p in real.parent.iterdir()] == ["report.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize("through_link", [pytest.param(False, id="fifo"),
+                                          pytest.param(True, id="symlink-to-fifo")])
+def test_render_report_writes_into_a_fifo_and_keeps_it(through_link: bool, sample_data: ReportData,
+                                                       tmp_path: Path) -> None:
+    fifo = tmp_path / "report.pipe"
+    os.mkfifo(fifo)
+    target = tmp_path / "report.xml"
+    if through_link:
+        target.symlink_to(fifo)
+    else:
+        target = fifo
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that the writer's open does not wait
+    try:
+        render_report(sample_data, "junit", target)  # a few kB: the pipe holds it all
+        received = b""
+        while chunk := os.read(reader, 65536):
+            received += chunk
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and target.is_symlink() is through_link
+    assert received.decode() == render_text(sample_data, "junit")
+    assert len(list(tmp_path.iterdir())) == 1 + through_link  # no temporary file left
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_render_report_writes_into_a_pipe_a_proc_link_names(sample_data: ReportData) -> None:
+    """What ``--out /dev/stdout`` reaches when standard output is a pipe: a link to no path."""
+    read_end, write_end = os.pipe()
+    try:
+        render_report(sample_data, "junit", Path(f"/proc/self/fd/{write_end}"))
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as reader:
+        assert reader.read().decode() == render_text(sample_data, "junit")

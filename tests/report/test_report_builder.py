@@ -1,0 +1,63 @@
+"""Report data read from the store: the trend of the runs up to the rendered one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from scanner.engine.types import RuleStatus
+from scanner.report_builder import build_report_data
+from scanner.store import PolicyRecord, RunStatus, Store
+from tests.store.conftest import day
+from tests.store.scan_helpers import pod, scan
+
+FAIL, PASS = RuleStatus.FAIL, RuleStatus.PASS
+CHECK = ("require-labels", "check")  # a medium severity policy
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(f"sqlite:///{tmp_path / 'reports.db'}") as opened:
+        yield opened
+
+
+def _runs(store: Store, statuses: list[RunStatus | None]) -> list[int]:
+    """One run a day, the i-th failing on i pods, ending with the given statuses."""
+    return [scan(store, day(i), {pod(f"p{n}"): {CHECK: FAIL if n < i else PASS} for n in range(len(statuses))},
+                 status=status) for i, status in enumerate(statuses)]
+
+
+DONE, FAILED, INTERRUPTED = RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.INTERRUPTED
+
+
+@pytest.mark.parametrize(("statuses", "rendered", "history", "trend"), [
+    pytest.param([DONE] * 6, 0, 1, [0], id="first-run-history-1"),
+    pytest.param([DONE] * 6, 1, 30, [0, 1], id="old-run-keeps-earlier-runs-only"),
+    pytest.param([DONE] * 6, 4, 2, [3, 4], id="old-run-last-2"),
+    pytest.param([DONE] * 6, 5, 3, [3, 4, 5], id="latest-run-last-3"),
+    pytest.param([DONE, FAILED, RunStatus.PARTIAL, INTERRUPTED, DONE, DONE], 4, 3, [0, 2, 4],
+                 id="runs-that-did-not-complete-left-out"),
+])
+def test_trend_is_the_last_completed_runs_up_to_the_rendered_one(
+        store: Store, statuses: list[RunStatus], rendered: int, history: int, trend: list[int]) -> None:
+    ids = _runs(store, statuses)
+    data = build_report_data(store, ids[rendered], history=history)
+    assert [(p.run_id, p.total) for p in data.trend] == [(ids[i], i) for i in trend]
+
+
+@pytest.mark.parametrize(("severity", "key"), [
+    pytest.param("high", "high", id="known-severity"),
+    pytest.param("moderate", "unset", id="unknown-severity-is-unset"),
+    pytest.param("", "unset", id="no-severity-is-unset"),
+])
+@pytest.mark.parametrize("findings_only", [False, True], ids=["every-result", "findings-only"])
+def test_trend_counts_severities_as_the_summary_does(store: Store, severity: str, key: str,
+                                                     findings_only: bool) -> None:
+    policy = PolicyRecord(kind="ClusterPolicy", name="p", digest="sha256:p", severity=severity)
+    run_id = scan(store, day(0), {pod("a"): {("p", "r"): FAIL}, pod("b"): {("p", "r"): FAIL}},
+                  policies=[policy])
+    data = build_report_data(store, run_id, findings_only=findings_only)
+    assert data.summary.failures_by_severity[key] == 2
+    assert [dict(p.failures) for p in data.trend] == [{key: 2}]
