@@ -11,12 +11,15 @@ from hashlib import sha256
 from pathlib import Path
 
 from scanner.config import Config
+from scanner.engine.exceptions import SKIP_MESSAGE
+from scanner.engine.types import RuleStatus
 from scanner.errors import Location, ReportError
 from scanner.report.assemble import GroupTally, RunCounts, assemble_report
 from scanner.report.data import (
     FINDING_STATUSES,
     UNSET_SEVERITY,
     ErrorEntry,
+    ExceptionApplied,
     PolicyInfo,
     ReportData,
     ResourceInfo,
@@ -93,8 +96,10 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
             info = infos[key] = ResourceInfo(
                 api_version=r.resource.api_version, kind=r.resource.kind, namespace=r.resource.namespace,
                 name=r.resource.name, source=r.resource.source, path=r.file, line=r.line, commit=r.commit_sha)
+        excepted = r.status is RuleStatus.SKIP and r.message.startswith(SKIP_MESSAGE)
         results.append(ResultRecord(policy=_policy_ref(r.policy), rule=r.rule,
-                                    status=r.status, message=r.message, action=r.action, resource=info))
+                                    status=r.status, message=r.message, action=r.action, resource=info,
+                                    exception=r.message.removeprefix(SKIP_MESSAGE).strip() if excepted else ""))
     errors = [ErrorEntry(source=e.source or "", location=f"{e.path}:{e.line}" if e.line else e.path,
                          message=e.message) for e in store.run_errors(run_id)]
     previous = store.previous_run_id(run_id)
@@ -106,8 +111,22 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
         resolved = [_change(e) for e in diff.resolved]
     return assemble_report(run=run_info, policies=policy_infos, results=results, errors=errors,
                            previous_run_id=previous, new_findings=new, resolved_findings=resolved,
-                           trend=_trend(store, run_id, history),
+                           trend=_trend(store, run_id, history), exceptions=_exceptions(store, run_id),
                            counts=_run_counts(store, run_id) if findings_only else None)
+
+
+def _exceptions(store: Store, run_id: int) -> list[ExceptionApplied]:
+    """Each policy exception that skipped results of the run, per policy rule, with the number
+    of resources whose results it skipped."""
+    resources: dict[tuple[str, str, str], int] = defaultdict(int)
+    for skips in store.exception_skips(run_id):
+        for key in skips.exceptions:
+            resources[(key, _policy_ref(skips.policy), skips.rule)] += skips.resources
+    out = []
+    for (key, policy, rule), count in resources.items():
+        namespace, _, name = key.rpartition("/")
+        out.append(ExceptionApplied(name=name, namespace=namespace, policy=policy, rule=rule, resources=count))
+    return out
 
 
 def _run_counts(store: Store, run_id: int) -> RunCounts:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from sqlalchemy import Connection, Row, select
+from sqlalchemy import Connection, Row, func, select
 
+from scanner.engine.exceptions import SKIP_MESSAGE
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.store.models import (
     Check,
@@ -18,7 +19,7 @@ from scanner.store.models import (
     ScanError,
     Source,
 )
-from scanner.store.views import ErrorInfo, PolicyInfo, ReportResult, ResourceRef
+from scanner.store.views import ErrorInfo, ExceptionSkips, PolicyInfo, ReportResult, ResourceRef
 
 STREAM_BATCH = 5_000
 POLICY_COLUMNS = (Policy.policy_id, Policy.kind, Policy.namespace, Policy.name, Policy.digest,
@@ -51,6 +52,25 @@ def run_errors(connection: Connection, run_id: int) -> list[ErrorInfo]:
              .where(ScanError.run_id == run_id).order_by(ScanError.error_id))
     return [ErrorInfo(source=row.name, kind=row.kind, path=row.path, line=row.line,
                       message=row.message) for row in connection.execute(query)]
+
+
+def exception_skips(connection: Connection, run_id: int) -> list[ExceptionSkips]:
+    """The run's results skipped by policy exceptions, per policy, rule and exceptions (read
+    from the skip results of the run only, through their status index)."""
+    policies = _policies_by_id(connection, run_id)
+    resources = func.count(Result.resource_id.distinct())
+    query = (select(Result.policy_id, Check.rule, Result.message, resources.label("resources"))
+             .join(Check, Check.check_id == Result.check_id)
+             .where(Result.run_id == run_id, Result.status == RuleStatus.SKIP.value,
+                    Result.message.startswith(SKIP_MESSAGE, autoescape=True))
+             .group_by(Result.policy_id, Check.rule, Result.message)
+             .order_by(Check.rule, Result.message))
+    out = []
+    for row in connection.execute(query):
+        keys = tuple(k.strip() for k in row.message.removeprefix(SKIP_MESSAGE).split(",") if k.strip())
+        out.append(ExceptionSkips(policy=policies[row.policy_id], rule=row.rule, exceptions=keys,
+                                  resources=row.resources))
+    return out
 
 
 def iter_run_results(connection: Connection, run_id: int, *,

@@ -32,6 +32,7 @@ from scanner.store.locks import DatabaseLock, try_lock
 from scanner.store.records import RunStart, RunStatus
 from scanner.store.views import (
     ErrorInfo,
+    ExceptionSkips,
     FindingInfo,
     LatestSourceRun,
     PolicyInfo,
@@ -199,6 +200,11 @@ class Store:
     def run_policies(self, run_id: int) -> list[PolicyInfo]:
         with self._read(f"read the policies of run {run_id}") as c:
             return reporting.run_policies(c, run_id)
+
+    def exception_skips(self, run_id: int) -> list[ExceptionSkips]:
+        """What policy exceptions skipped in the run, per policy rule and exceptions."""
+        with self._read(f"read the exceptions applied in run {run_id}") as c:
+            return reporting.exception_skips(c, run_id)
 
     def run_errors(self, run_id: int) -> list[ErrorInfo]:
         with self._read(f"read the errors of run {run_id}") as c:

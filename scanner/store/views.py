@@ -100,6 +100,17 @@ class PolicyInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ExceptionSkips:
+    """Resources whose results of one policy rule were skipped for the same exceptions;
+    ``exceptions`` are their ``namespace/name`` keys as the skip message names them."""
+
+    policy: PolicyInfo
+    rule: str
+    exceptions: tuple[str, ...]
+    resources: int
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorInfo:
     source: str | None
     kind: str

@@ -72,3 +72,23 @@ def test_build_report_data_findings_only_agrees_with_every_result(project: Proje
             render_report(full, fmt, tmp_path / "full").read_text()
     with pytest.raises(ReportError, match="junit report lists every result"):
         render_report(lean, "junit", tmp_path / "lean")
+
+
+def test_report_lists_the_exceptions_that_skipped_results(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", None), "apps/b.yaml": pod("b", None), "apps/c.yaml": pod("c", None)})
+    (project.base / "exception.yaml").write_text(
+        "apiVersion: kyverno.io/v2\nkind: PolicyException\nmetadata: {name: legacy, namespace: kyverno}\n"
+        "spec:\n  exceptions: [{policyName: require-team, ruleNames: [team]}]\n"
+        "  match: {any: [{resources: {kinds: [Pod], names: [a, b]}}]}\n")
+    config = project.config(extra="exceptions: [exception.yaml]")
+    assert main(["scan", "--config", str(config), "-q"]) == 1  # c still fails
+    capsys.readouterr()
+    with Store(load_config(str(config)).database_url) as store:
+        run_id = store.latest_run_id(None)
+        for findings_only in (False, True):
+            data = build_report_data(store, run_id, findings_only=findings_only)
+            assert [(x.namespace, x.name, x.policy, x.rule, x.resources) for x in data.exceptions] == [
+                ("kyverno", "legacy", "require-team", "team", 2)]
+        every = build_report_data(store, run_id)
+    skipped = sorted((r.resource.name, r.exception) for r in every.results if r.status.value == "skip")
+    assert skipped == [("a", "kyverno/legacy"), ("b", "kyverno/legacy")]
