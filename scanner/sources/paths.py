@@ -105,10 +105,25 @@ class PathFilter:
         return not any(glob_match(p, relpath) for p in self.exclude)
 
     def excludes_folder(self, relpath: str) -> bool:
-        """Whether an exclude pattern takes every file under the folder ``relpath``: a walk
-        need not enter it (nor report it unreadable)."""
+        """Whether no file under the folder ``relpath`` can be accepted: an exclude pattern
+        takes every file under it, or no include pattern reaches into it. A walk need not
+        enter it (nor report it unreadable or linked)."""
         regexes = (folder_regex(p) for p in self.exclude)
-        return any(r is not None and r.match(relpath) for r in regexes)
+        if any(r is not None and r.match(relpath) for r in regexes):
+            return True
+        return bool(self.include) and not any(_may_reach(p, relpath) for p in self.include)
+
+
+def _may_reach(pattern: str, folder: str) -> bool:
+    """Whether ``pattern`` could match a file under ``folder``: its literal leading folders
+    (those before the first glob) lead into ``folder``, or ``folder`` into them."""
+    literal = []
+    for segment in _clean(pattern)[0].split("/"):
+        if _has_glob(segment):
+            break
+        literal.append(segment)
+    prefix = "/".join(literal)
+    return not prefix or folder == prefix or folder.startswith(prefix + "/") or prefix.startswith(folder + "/")
 
 
 @dataclass(frozen=True, slots=True)

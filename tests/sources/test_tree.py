@@ -207,6 +207,19 @@ def test_path_filter_excludes_whole_folders(exclude, excluded):
     assert PathFilter((), exclude).excludes_folder("a") is excluded
 
 
+@pytest.mark.parametrize(("include", "folder", "excluded"), [
+    pytest.param(("examples/gitops/**",), "scanner", True, id="elsewhere"),
+    pytest.param(("examples/gitops/**",), "examples", False, id="on-the-way"),
+    pytest.param(("examples/gitops/**",), "examples/gitops/apps", False, id="inside"),
+    pytest.param(("examples/*/x.yaml",), "examples/any", False, id="glob-segment"),
+    pytest.param(("**/*.yaml",), "anything", False, id="leading-double-star"),
+    pytest.param(("apps/a.yaml", "./lib/"), "lib/x", False, id="second-pattern"),
+    pytest.param(("apps/a.yaml",), "apps", False, id="file-in-folder"),
+])
+def test_path_filter_skips_folders_no_include_reaches(include, folder, excluded):
+    assert PathFilter(include, ()).excludes_folder(folder) is excluded
+
+
 def test_export_source_honours_include_and_exclude(tmp_path):
     """A folder's files are matched by their path inside it, an exported file by its base name."""
     cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n"
