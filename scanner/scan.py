@@ -106,11 +106,18 @@ def load_config_policies(config: Config) -> PolicySet:
         elif location.git is not None:
             source = GitSource(f"policies-{i}", _git_options(location.git, config))
             try:
-                workdir, _ = source.checkout()
+                workdir, commit = source.checkout()
             except ScannerError as exc:
                 result.errors.append(PolicyError(f"policies from Git: {exc}"))
                 continue
-            result.extend(load_policies([os.path.join(workdir, location.git.path)]))
+            folder = os.path.normpath(os.path.join(workdir, location.git.path.lstrip("/")))
+            problem = ("leaves the repository" if os.path.commonpath([workdir, folder]) != os.path.normpath(workdir)
+                       else None if os.path.exists(folder) else f"is not in the repository at {commit.sha[:12]}")
+            if problem:
+                result.errors.append(PolicyError(f"policies from Git {redact(location.git.url)}: path "
+                                                 f"{location.git.path!r} {problem}"))
+                continue
+            result.extend(load_policies([folder]))
     if result.errors:
         raise PolicySetError(result.errors)
     if not result.policies:

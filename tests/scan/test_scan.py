@@ -211,3 +211,23 @@ def test_scan_export_source_honours_include_and_exclude(project: Project, capsys
     [cfg] = [s for s in loaded.sources if s.name == "cluster"]
     items = build_source(cfg, loaded).iter_items()  # as read for cluster look-ups
     assert sorted(item.provenance.path for item in items) == ["dump/kept.yaml", "one.yaml"]
+
+
+@pytest.mark.parametrize(("path", "error"), [
+    pytest.param("/rules", None, id="leading-slash-is-inside-the-clone"),
+    pytest.param("rules", None, id="relative"),
+    pytest.param("../..", "path '../..' leaves the repository", id="escaping"),
+    pytest.param("nope", "path 'nope' is not in the repository at ", id="missing"),
+])
+def test_scan_policies_from_a_git_folder(project: Project, capsys, path: str, error: str | None) -> None:
+    project.commit({"rules/require-team.yaml": (project.base / "policies" / "require-team.yaml").read_text(),
+                    "apps/a.yaml": pod("a", None)})
+    config = project.config()
+    config.write_text(config.read_text().replace("policies: [{path: policies}]",
+                                                 f"policies: [{{git: {{url: repo, path: '{path}'}}}}]"))
+    code = main(["scan", "--config", str(config), "-q"])
+    out, err = capsys.readouterr()
+    if error is None:
+        assert code == 1 and "results:   pass 0, fail 1" in out
+    else:
+        assert code == 2 and error in err
