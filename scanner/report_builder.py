@@ -154,8 +154,9 @@ def _run_counts(store: Store, run_id: int) -> RunCounts:
 
 
 def _trend_runs(store: Store, run_id: int, history: int) -> list[views.RunInfo]:
-    """The last ``history`` completed runs up to and including ``run_id``, oldest first."""
-    return store.list_runs(limit=history, up_to=run_id, statuses=COMPLETED_STATUSES)[::-1]
+    """The last ``history`` completed runs up to and including ``run_id`` that read resources
+    (a run whose sources all failed is no clean point), oldest first."""
+    return store.list_runs(limit=history, up_to=run_id, statuses=COMPLETED_STATUSES, evaluated=True)[::-1]
 
 
 def _trend(store: Store, run_id: int, history: int) -> list[TrendPoint]:

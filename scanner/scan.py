@@ -64,6 +64,7 @@ class ScanOutcome:
     run_id: int
     status: str
     resources: int
+    resources_with_results: int
     counts: dict[str, int]
     new_findings: int
     resolved_findings: int
@@ -176,6 +177,7 @@ def policy_record(policy: Policy) -> records.PolicyRecord:
 @dataclass(slots=True)
 class _Tally:
     resources: int = 0
+    with_results: int = 0  # resources some rule gave a result for (what the reports count)
     counts: Counter[str] = field(default_factory=Counter)
     errors: int = 0
     failed_sources: list[str] = field(default_factory=list)
@@ -270,6 +272,7 @@ class _Collector:
                 for e in source_fatal_errors(errors):
                     self.runs[e.source].fatal.append(e.message)
             tally.resources += len(resources)
+            tally.with_results += len({row[0] for row in result_rows})
             self.runs[self.tasks[task_id].source].resources += len(resources)
             self.progress.resources(len(resources))
         else:
@@ -446,7 +449,8 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         if store is not None:
             store.close()
     return ScanOutcome(
-        run_id=run_id, status=str(status), resources=tally.resources, counts=dict(tally.counts),
+        run_id=run_id, status=str(status), resources=tally.resources, resources_with_results=tally.with_results,
+        counts=dict(tally.counts),
         new_findings=new, resolved_findings=resolved, errors=tally.errors,
         failed_sources=tuple(tally.failed_sources), duration=time.monotonic() - started,
         reports=tuple(reports), exit_code=exit_code_for(config, tally),

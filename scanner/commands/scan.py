@@ -57,7 +57,7 @@ def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bo
     counts = outcome.counts
     status_text = ", ".join(f"{k} {counts.get(k, 0)}" for k in ("pass", "fail", "warn", "error", "skip"))
     click.echo(f"run {outcome.run_id}: {outcome.status} in {outcome.duration:.1f}s")
-    click.echo(f"  resources: {outcome.resources}")
+    click.echo(f"  resources: {outcome.resources} ({outcome.resources_with_results} with results)")
     click.echo(f"  results:   {status_text}")
     click.echo(f"  findings:  {outcome.new_findings} new, {outcome.resolved_findings} resolved")
     click.echo(f"  errors:    {outcome.errors}" + (f" (failed sources: {', '.join(outcome.failed_sources)})"

@@ -38,9 +38,12 @@ def source_info(row: Row) -> RunSourceInfo:
 
 def list_runs(connection: Connection, *, limit: int | None = 20, source: str | None = None,
               status: RunStatus | None = None, up_to: int | None = None,
-              statuses: Iterable[RunStatus] | None = None) -> list[RunInfo]:
-    """Runs newest first; ``up_to`` keeps those with an id at most it, ``statuses`` those in it."""
+              statuses: Iterable[RunStatus] | None = None, evaluated: bool = False) -> list[RunInfo]:
+    """Runs newest first; ``up_to`` keeps those with an id at most it, ``statuses`` those in it,
+    ``evaluated`` those that read at least one resource."""
     query = select(*RUN_COLUMNS).order_by(Run.run_id.desc()).limit(limit)
+    if evaluated:
+        query = query.where(Run.resource_count > 0)
     if up_to is not None:
         query = query.where(Run.run_id <= up_to)
     if statuses is not None:

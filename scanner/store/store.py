@@ -139,11 +139,12 @@ class Store:
     # -- runs ------------------------------------------------------------------------------
     def list_runs(self, *, limit: int | None = 20, source: str | None = None,
                   status: RunStatus | None = None, up_to: int | None = None,
-                  statuses: Iterable[RunStatus] | None = None) -> list[RunInfo]:
+                  statuses: Iterable[RunStatus] | None = None, evaluated: bool = False) -> list[RunInfo]:
         """Runs newest first, at most ``limit``; ``up_to`` keeps ids at most it, ``statuses``
-        the runs in one of them."""
+        the runs in one of them, ``evaluated`` the runs that read at least one resource."""
         with self._read("list runs") as c:
-            return runs.list_runs(c, limit=limit, source=source, status=status, up_to=up_to, statuses=statuses)
+            return runs.list_runs(c, limit=limit, source=source, status=status, up_to=up_to, statuses=statuses,
+                                  evaluated=evaluated)
 
     def find_run(self, run_id: int) -> RunInfo | None:
         with self._read(f"read run {run_id}") as c:

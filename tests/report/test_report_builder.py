@@ -61,3 +61,10 @@ def test_trend_counts_severities_as_the_summary_does(store: Store, severity: str
     data = build_report_data(store, run_id, findings_only=findings_only)
     assert data.summary.failures_by_severity[key] == 2
     assert [dict(p.failures) for p in data.trend] == [{key: 2}]
+
+
+def test_trend_leaves_out_a_run_that_read_nothing(store: Store) -> None:
+    first, second = _runs(store, [DONE, DONE])
+    empty = scan(store, day(3), {}, status=RunStatus.PARTIAL)  # its only source failed
+    data = build_report_data(store, empty)
+    assert [p.run_id for p in data.trend] == [first, second]

@@ -130,7 +130,8 @@ def test_scan_bad_values_and_exception_files_are_located(project: Project, capsy
 
 
 def test_scan_names_what_it_skipped_and_sources_without_resources(project: Project, capsys) -> None:
-    project.commit({"apps/a.yaml": pod("a", "x"), "apps/values.yaml": "replicas: 3\n"})
+    project.commit({"apps/a.yaml": pod("a", "x"), "apps/values.yaml": "replicas: 3\n",
+                    "apps/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n"})
     (project.base / "workflows").mkdir()
     (project.base / "workflows" / "ci.yaml").write_text("on: push\njobs: {}\n")
     config = project.config(extra_sources="- name: ci\n  directory: {path: workflows}")
@@ -138,6 +139,7 @@ def test_scan_names_what_it_skipped_and_sources_without_resources(project: Proje
     out, err = capsys.readouterr()
     assert code == 0
     assert "  skipped:   gitops: 1 not-kubernetes\n  skipped:   ci: 1 not-kubernetes\n" in out
+    assert "  resources: 2 (1 with results)\n" in out  # no policy matches the ConfigMap
     assert "warning: source ci: no Kubernetes resources found; check its path and include/exclude" in err
     assert "warning: source gitops" not in err
 
