@@ -112,21 +112,30 @@ def ensure_schema(engine: Engine, url: URL, *, auto_upgrade: bool) -> None:
     if _at_head(engine):
         return
     with engine.connect() as connection:
-        if _table_names(connection):
+        if not _is_empty(connection):
             _check_state(url, read_state(connection))
             return
     if not auto_upgrade:
         raise StoreError(f"database {describe(url)} has no scanner schema yet: run "
                          f"`scanner db upgrade --database {describe(url)}`")
     with migration_connection(engine) as connection:
-        if _table_names(connection):  # another process created the schema meanwhile
+        names = _table_names(connection)
+        if not _is_empty(connection):  # another process created the schema meanwhile
             _check_state(url, read_state(connection))
-        elif engine.dialect.name == "sqlite":
+        elif engine.dialect.name == "sqlite" and not names:
             for statement in sqlite_head_statements():
                 connection.exec_driver_sql(statement)
             connection.execute(text(f"INSERT INTO {VERSION_TABLE} (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
-        else:
+        else:  # also a database downgraded to base: the migrations' own version table is left
             _migrate(connection, "upgrade", "head")
+
+
+def _is_empty(connection: Connection) -> bool:
+    """No tables, or only an empty version table (what ``scanner db downgrade base`` leaves)."""
+    names = _table_names(connection)
+    if names != [VERSION_TABLE]:
+        return not names
+    return connection.execute(text(f"SELECT count(*) FROM {VERSION_TABLE}")).scalar_one() == 0
 
 
 def _table_names(connection: Connection) -> list[str]:

@@ -263,3 +263,15 @@ def test_schema_upgrade_sums_existing_tallies_per_policy(database_url: str) -> N
         assert "run_policy_tallies" not in inspect(connection).get_table_names()
         assert connection.execute(text("SELECT SUM(count) FROM run_tallies")).scalar_one() == 28
     store.close()
+
+
+def test_schema_database_downgraded_to_base_counts_as_empty(database_url: str) -> None:
+    with Store(database_url, check_schema=False) as store:
+        store.upgrade()
+        store.downgrade("base")
+    if database_url.startswith("sqlite"):
+        with Store(database_url) as store:  # created again, as a new file would be
+            assert store.schema_state().revision == HEAD_REVISION
+    else:
+        with pytest.raises(StoreError, match=r"no scanner schema yet: run `scanner db upgrade"):
+            Store(database_url)
