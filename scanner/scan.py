@@ -339,7 +339,8 @@ class _Workers:
                     if task.task_id not in finished and future.done() and future.exception() is not None:
                         finished.add(task.task_id)
                         collect.runs[task.source].done += 1
-                        collect.fail(collect.runs[task.source], f"worker failed: {future.exception()}")
+                        error = future.exception()
+                        collect.fail(collect.runs[task.source], f"worker failed: {type(error).__name__}: {error}")
                 continue
             collect(message)
             if message[0] == "done":

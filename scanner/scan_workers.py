@@ -8,7 +8,11 @@ and, once per task, ``("done", task, stats, failure)``.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -87,8 +91,17 @@ class Stopped(Exception):
 
 
 def setup_process(setup: EvaluationSetup, queue: Any, stop: Any) -> None:
-    """``setup_worker`` in a worker process whose messages go to ``queue`` until ``stop`` is set."""
+    """``setup_worker`` in a worker process whose messages go to ``queue`` until ``stop`` is set
+    or the scan's process is gone.
+
+    Interrupts are the scan's to handle: a Ctrl-C or a SIGTERM sent to the whole process group
+    (a terminal, systemd) must not kill the workers of a scan that is meant to finish (the
+    scheduler lets the running scan end); the scan stops its workers through ``stop``.
+    """
     collect_less_often()  # a forkserver's workers do not inherit it from the command line
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    threading.Thread(target=_end_with, args=(os.getppid(),), name="parent-watch", daemon=True).start()
 
     def emit(message: tuple) -> None:
         while not stop.is_set():
@@ -101,6 +114,14 @@ def setup_process(setup: EvaluationSetup, queue: Any, stop: Any) -> None:
         raise Stopped
 
     setup_worker(setup, emit)
+
+
+def _end_with(parent: int) -> None:
+    """End this worker once the scan's process is gone (killed): nothing would read its results,
+    and the pool's pipes, which every worker holds open, never tell it so."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]:

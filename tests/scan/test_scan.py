@@ -233,3 +233,32 @@ def test_scan_policies_from_a_git_folder(project: Project, capsys, path: str, er
         assert code == 1 and "results:   pass 0, fail 1" in out
     else:
         assert code == 2 and error in err
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_scan_workers_end_when_the_scan_is_killed(project: Project) -> None:
+    project.commit({"apps/many.yaml": "---\n".join(pod(f"p{i}", None) for i in range(6000))})
+    config = project.config()
+    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "--config", str(config), "-q", "-j", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while time.monotonic() < deadline and len(workers) < 2:  # forked first thing
+        workers = [int(p) for p in children.read_text().split() if _alive(int(p))] if children.exists() else []
+        time.sleep(0.01)
+    time.sleep(0.5)  # into the reading and evaluating
+    assert len(workers) >= 2 and proc.poll() is None
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in workers):
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in workers)

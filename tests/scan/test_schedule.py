@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -71,3 +72,30 @@ def test_schedule_config_errors_name_the_entry(project: Project) -> None:
     assert "61" in str(info.value)
     with pytest.raises(ConfigError, match=r"scanner.yaml: schedule: no entries, so nothing would ever run"):
         build_scheduler(load_config(project.config()))
+
+
+def test_schedule_group_interrupt_lets_the_running_scan_finish(project: Project) -> None:
+    """Ctrl-C in a terminal (or systemd's stop) signals every process of the group, the scan's
+    workers too: the scan still finishes whole."""
+    project.commit({"apps/many.yaml": "---\n".join(pod(f"p{i}", "t") for i in range(6000))})
+    config = project.config(extra="schedule:\n  - cron: '0 0 1 1 *'\n    timezone: UTC")
+    proc = subprocess.Popen([sys.executable, "-m", "scanner.cli", "schedule", "--config", str(config), "--run-now",
+                             "-j", "2"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and "running" not in _runs(project):
+            time.sleep(0.05)
+        assert _runs(project) == ["running"]
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out
+    store = Store(f"sqlite:///{project.db}")
+    try:
+        [run] = store.list_runs()
+        assert (str(run.status), run.resources) == ("succeeded", 6000), out
+    finally:
+        store.close()
