@@ -7,6 +7,7 @@ the database (password redacted) and says what to do.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -53,6 +54,9 @@ def parse_url(url: str | URL) -> URL:
                          f"{parsed.get_backend_name()!r} (use sqlite or postgresql)")
     if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.drivername not in ("sqlite", "sqlite+pysqlite", "postgresql+psycopg"):
+        raise StoreError(f"database {describe(parsed)}: not supported: driver {parsed.get_driver_name()!r} "
+                         "(use sqlite:///FILE or postgresql+psycopg://...)")
     return parsed
 
 
@@ -163,6 +167,18 @@ def _message(url: URL, doing: str, error: BaseException | None) -> str:
     return f"{text}; {hint}" if hint else text
 
 
+# the server's refusals while connecting, which psycopg reports without a SQLSTATE
+_CONNECT_REFUSALS = (
+    (re.compile(r'database "[^"]*" does not exist'), "3D000"),
+    (re.compile(r'role "[^"]*" does not exist'), "28000"),
+    (re.compile(r"password authentication failed|no password supplied"), "28P01"),
+)
+
+
+def _connect_sqlstate(message: str) -> str | None:
+    return next((state for pattern, state in _CONNECT_REFUSALS if pattern.search(message)), None)
+
+
 def _hint(url: URL, error: BaseException | None) -> str:
     if isinstance(error, sqlite3.Error):
         name = getattr(error, "sqlite_errorname", "")
@@ -170,7 +186,7 @@ def _hint(url: URL, error: BaseException | None) -> str:
             if name == prefix or name.startswith(prefix + "_"):
                 return _SQLITE_HINTS.get(name, hint)
         return ""
-    sqlstate = getattr(error, "sqlstate", None)
+    sqlstate = getattr(error, "sqlstate", None) or _connect_sqlstate(str(error))
     if sqlstate in _PG_HINTS:
         return _PG_HINTS[sqlstate]
     if sqlstate is None and url.get_backend_name() == "postgresql":

@@ -170,6 +170,8 @@ def test_schema_newer_revision_is_refused(database_url: str) -> None:
                  id="unsupported-backend"),
     pytest.param("sqlite://", r"not supported: in-memory SQLite", id="in-memory-sqlite"),
     pytest.param("::not a url::", r"invalid database URL", id="not-a-url"),
+    pytest.param("postgresql+psycopg2://bob@127.0.0.1/db", r"not supported: driver 'psycopg2' \(use sqlite",
+                 id="other-postgres-driver"),
 ])
 def test_schema_open_errors_name_the_database_and_the_remedy(url: str, expected: str) -> None:
     with pytest.raises(StoreError, match=expected) as caught:
@@ -182,6 +184,19 @@ def test_schema_wrong_credentials_are_named(postgres_url_with_bad_password: str)
     with pytest.raises(StoreError, match=r"\*\*\*") as caught:
         Store(postgres_url_with_bad_password)
     assert "wrong-password" not in str(caught.value)
+    assert "check the user name and password in database.url" in str(caught.value)
+
+
+@pytest.mark.postgres
+def test_schema_missing_postgres_database_is_named() -> None:
+    from sqlalchemy.engine import make_url
+
+    from tests.store.conftest import POSTGRES_URL
+
+    url = make_url(POSTGRES_URL).set(database="scanner_no_such_database").render_as_string(hide_password=False)
+    with pytest.raises(StoreError, match=r'database "scanner_no_such_database" does not exist; create the database '
+                                         r"first \(createdb\)"):
+        Store(url)
 
 
 @pytest.fixture
