@@ -28,6 +28,7 @@ def report(database_url: str | None, config_path: str | None, run: str, source: 
     from scanner.config import ReportsConfig, load_config
     from scanner.report.render import EVERY_RESULT_FORMATS, default_file_name, render_report, render_text
     from scanner.report_builder import build_report_data
+    from scanner.store import COMPLETED_STATUSES
 
     into_folder = out is None  # the default, like the scan's reports.out, is a folder
     if out is None or history is None:
@@ -47,6 +48,8 @@ def report(database_url: str | None, config_path: str | None, run: str, source: 
                 raise click.BadParameter("must be a run id or 'latest'", param_hint="--run") from None
         data = build_report_data(store, run_id, history=history,
                                  findings_only=fmt not in EVERY_RESULT_FORMATS)
+    if data.run.status not in COMPLETED_STATUSES:  # what a CI gate reads must not pass for a full run
+        click.echo(f"warning: run {run_id} is {data.run.status}: its results are incomplete", err=True)
     if out == "-" and not into_folder:
         click.echo(render_text(data, fmt), nl=False)
         return 0

@@ -67,7 +67,7 @@ def list_runs(limit: int, source: str | None, status: str | None, output: str,
         click.echo(json.dumps([run_json(run) for run in found], indent=2))
         return
     if not found:
-        click.echo("no runs stored yet")
+        click.echo("no runs match" if source or status else "no runs stored yet")
         return
     rows = [["RUN", "STARTED (UTC)", "STATUS", "TRIGGER", "RESOURCES", "PASS", "FAIL", "WARN",
              "ERROR", "SKIP", "ERRORS"]]

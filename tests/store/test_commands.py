@@ -95,3 +95,22 @@ def test_commands_db_upgrade_creates_a_missing_sqlite_file(tmp_path: Path,
     url = f"sqlite:///{tmp_path}/new.db"
     assert _run(capsys, "db", "upgrade", "--database", url)[0] == 0
     assert "up to date" in _run(capsys, "db", "current", "--database", url)[1]
+
+
+def test_commands_runs_list_filter_without_matches(store: Store, database_url: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys, "runs", "list", "--database", database_url)[1] == "no runs stored yet\n"
+    scan(store, day(0), {pod("web"): {("require-labels", "check"): RuleStatus.FAIL}})
+    assert _run(capsys, "runs", "list", "--status", "running", "--database", database_url)[1] == "no runs match\n"
+
+
+def test_commands_report_of_an_incomplete_run_warns(store: Store, database_url: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from scanner.store import RunStatus
+
+    complete = scan(store, day(0), {pod("web"): {("require-labels", "check"): RuleStatus.FAIL}})
+    failed = scan(store, day(1), {}, status=RunStatus.FAILED)
+    for run_id, warned in ((complete, False), (failed, True)):
+        code, _, err = _run(capsys, "report", "--database", database_url, "--run", str(run_id), "--format", "json",
+                            "--out", str(tmp_path / f"{run_id}.json"))
+        assert code == 0 and (f"warning: run {run_id} is failed: its results are incomplete" in err) is warned
