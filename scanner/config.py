@@ -86,6 +86,13 @@ class Config:
     schedule: tuple[ScheduleEntry, ...] = ()
     scan: ScanConfig = field(default_factory=ScanConfig)
 
+    @property
+    def scan_key(self) -> str:
+        """What the scan does, whatever the file's comments, layout or name: the database,
+        policies, values, exceptions and sources (with their paths resolved)."""
+        what = (self.database_url, self.policies, self.values, self.exceptions, self.sources)
+        return "sha256:" + hashlib.sha256(repr(what).encode()).hexdigest()
+
 
 class _Reader:
     """Typed access to the config document with located errors."""

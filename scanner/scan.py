@@ -8,6 +8,7 @@ main process reads the sources and streams results to the store in batches.
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import multiprocessing
 import os
 import threading
@@ -41,6 +42,7 @@ from scanner.store import records
 from scanner.yamldoc import load_documents
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_SOURCES = 0, 1, 2, 3
+log = logging.getLogger("scanner.scan")
 
 
 class ScanProgress(Protocol):
@@ -481,9 +483,10 @@ def run_scheduled(config_path: str, jobs: int | None = None) -> int:
 
     store = _Store(config.database_url)
     try:
-        lock = store.try_lock("scan:" + config.digest)
+        lock = store.try_lock("scan:" + config.scan_key)
         if lock is None:
-            return EXIT_CLEAN  # another scheduler is running this scan now
+            log.warning("scan skipped: another scheduler is running the same scan (sources and database) now")
+            return EXIT_CLEAN
         try:
             outcome = run(config, jobs=jobs, trigger=records.Trigger.SCHEDULE)
         finally:

@@ -32,11 +32,15 @@ def cron_trigger(entry: ScheduleEntry, index: int = 0) -> CronTrigger:
     try:
         if len(fields) == 6:
             second, minute, hour, day, month, weekday = fields
-            return CronTrigger(second=second, minute=minute, hour=hour, day=day, month=month,
-                               day_of_week=weekday, timezone=entry.timezone)
-        return CronTrigger.from_crontab(entry.cron, timezone=entry.timezone)
+            trigger = CronTrigger(second=second, minute=minute, hour=hour, day=day, month=month,
+                                  day_of_week=weekday, timezone=entry.timezone)
+        else:
+            trigger = CronTrigger.from_crontab(entry.cron, timezone=entry.timezone)
     except (ValueError, LookupError) as exc:
         raise ConfigError(f"schedule[{index}].cron: {exc}", entry.location) from exc
+    if trigger.get_next_fire_time(None, datetime.now(UTC)) is None:
+        raise ConfigError(f"schedule[{index}].cron: {entry.cron!r} never fires (no such date)", entry.location)
+    return trigger
 
 
 def scheduled_scan(config_path: str, jobs: int | None = None) -> int:

@@ -72,6 +72,29 @@ def test_schedule_config_errors_name_the_entry(project: Project) -> None:
     assert "61" in str(info.value)
     with pytest.raises(ConfigError, match=r"scanner.yaml: schedule: no entries, so nothing would ever run"):
         build_scheduler(load_config(project.config()))
+    never = load_config(project.config(extra="schedule: [{cron: '0 0 30 2 *'}]"))
+    with pytest.raises(ConfigError, match=r"schedule\[0\].cron: '0 0 30 2 \*' never fires"):
+        build_scheduler(never)
+
+
+def test_schedule_lock_is_the_scan_not_the_file(project: Project) -> None:
+    """Two schedulers whose configs differ only in comments run one scan at a time."""
+    other = load_config(project.config(extra_sources="- name: more\n  directory: {path: elsewhere}"))
+    plain = load_config(project.config())
+    assert other.scan_key != plain.scan_key
+    text = (project.base / "scanner.yaml").read_text()
+    (project.base / "scanner.yaml").write_text("# replica b\n" + text.replace("sources:", "sources:  # the same"))
+    commented = load_config(project.base / "scanner.yaml")
+    assert commented.digest != plain.digest and commented.scan_key == plain.scan_key
+    with Store(plain.database_url) as store:
+        lock = store.try_lock("scan:" + plain.scan_key)
+        try:
+            from scanner.scan import run_scheduled
+
+            assert run_scheduled(str(project.base / "scanner.yaml")) == 0  # skipped, not run
+            assert store.list_runs() == []
+        finally:
+            lock.release()
 
 
 def test_schedule_group_interrupt_lets_the_running_scan_finish(project: Project) -> None:
