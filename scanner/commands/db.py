@@ -104,4 +104,5 @@ def prune(keep_days: int, database_url: str | None, config_path: str | None) -> 
         click.echo(f"{store.describe()}: deleted {result.runs} runs started before "
                    f"{result.cutoff.isoformat(timespec='seconds')}, {result.resources} "
                    f"resources, {result.policies} policy versions, {result.findings} "
-                   "resolved findings")
+                   "resolved findings" + ("; a scan is running, so what no run references any more is "
+                                          "deleted by the next prune" if result.orphans_kept else ""))

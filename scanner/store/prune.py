@@ -53,6 +53,10 @@ def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
                       "run_policies", "run_sources", "runs"):
             connection.execute(text(f"DELETE FROM {table} WHERE run_id IN :ids").bindparams(
                 bindparam("ids", expanding=True)), ids)
-    counts = {table: connection.execute(text(sql)).rowcount for table, sql in _ORPHANS.items()}
+    # a running scan's writer holds the ids of resources, checks and policies it has not
+    # referenced yet: while one runs, nothing unreferenced is deleted
+    running = connection.execute(select(Run.run_id).where(Run.status == RunStatus.RUNNING).limit(1)).first()
+    counts = dict.fromkeys(_ORPHANS, 0) if running else {
+        table: connection.execute(text(sql)).rowcount for table, sql in _ORPHANS.items()}
     return PruneResult(cutoff=cutoff, runs=len(old), resources=counts["resources"],
-                       policies=counts["policies"], findings=findings)
+                       policies=counts["policies"], findings=findings, orphans_kept=running is not None)

@@ -261,3 +261,4 @@ class PruneResult:
     resources: int
     policies: int
     findings: int
+    orphans_kept: bool = False  # a scan was running: what no run references is deleted next time
