@@ -138,19 +138,35 @@ def write_connection(engine: Engine) -> Iterator[Connection]:
 
 @contextmanager
 def translate_errors(url: URL, doing: str) -> Iterator[None]:
-    """Turn database exceptions into a ``StoreError`` naming the database and the remedy."""
+    """Turn database exceptions into a ``StoreError`` naming the database and the remedy.
+
+    An error raised while an interrupt (Ctrl-C) was unwinding, such as a failed rollback of
+    the command it cut short, gives way to the interrupt: the run is interrupted, not failed.
+    """
     try:
         yield
     except StoreError:
         raise
-    except exc.DBAPIError as e:
-        raise StoreError(_message(url, doing, e.orig)) from e
-    except exc.SQLAlchemyError as e:
-        raise StoreError(f"database {describe(url)}: {doing} failed: {e}") from e
     except Exception as e:
+        interrupt = _interrupt_behind(e)
+        if interrupt is not None:
+            raise interrupt from None
+        if isinstance(e, exc.DBAPIError):
+            raise StoreError(_message(url, doing, e.orig)) from e
+        if isinstance(e, exc.SQLAlchemyError):
+            raise StoreError(f"database {describe(url)}: {doing} failed: {e}") from e
         if not _is_driver_error(e):
             raise
         raise StoreError(_message(url, doing, e)) from e  # from the driver itself (COPY)
+
+
+def _interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
+    seen: BaseException | None = error.__context__
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__context__
+    return None
 
 
 def _is_driver_error(error: Exception) -> bool:

@@ -226,3 +226,18 @@ def test_errors_postgres_failures_say_what_to_do(error: Exception, remedy: str) 
                        ) as caught, translate_errors(url, "write"):
         raise exc.OperationalError("INSERT ...", {}, error)
     assert PASSWORD not in str(caught.value)
+
+
+def test_an_error_while_an_interrupt_unwinds_gives_way_to_it() -> None:
+    """Ctrl-C cuts a write short and the rollback then fails (psycopg: "another command is
+    already in progress"): the interrupt, not a store error, reaches the run's writer."""
+    from sqlalchemy.engine import make_url
+
+    with pytest.raises(KeyboardInterrupt), translate_errors(make_url("sqlite:///x.db"), "add results"):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise sqlite3.OperationalError("cannot rollback - no transaction is active") from None
+    with pytest.raises(StoreError, match="add results failed: disk I/O error"), \
+            translate_errors(make_url("sqlite:///x.db"), "add results"):
+        raise sqlite3.OperationalError("disk I/O error")
