@@ -438,7 +438,9 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
                 if source_run.fatal:
                     tally.failed_sources.append(name)
                     writer.add_source(_source_record(source_run.cfg, source_run.source, "; ".join(source_run.fatal)))
-            status = writer.finish(records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
+            status = writer.finish(records.RunStatus.FAILED if len(tally.failed_sources) == len(runs)
+                                   else records.RunStatus.PARTIAL if tally.failed_sources
+                                   else records.RunStatus.SUCCEEDED)
             run_id = writer.run_id
         progress.stage("rendering reports")
         try:

@@ -262,3 +262,12 @@ def test_scan_workers_end_when_the_scan_is_killed(project: Project) -> None:
     while time.monotonic() < deadline and any(_alive(p) for p in workers):
         time.sleep(0.1)
     assert not any(_alive(p) for p in workers)
+
+
+def test_scan_whose_every_source_failed_is_a_failed_run(project: Project, capsys) -> None:
+    config = project.config()
+    config.write_text(config.read_text().replace("    git: {url: repo, ref: main}", "    git: {url: no-such-repo}"))
+    code, out = scan(capsys, config)
+    assert code == 3 and out.startswith("run 1: failed in ")
+    with Store(f"sqlite:///{project.db}") as store:
+        assert store.latest_run_id() is None  # never the latest finished scan
