@@ -139,7 +139,12 @@ def _is_empty(connection: Connection) -> bool:
 
 
 def _table_names(connection: Connection) -> list[str]:
-    return [t for t in inspect(connection).get_table_names() if not t.startswith("sqlite_")]
+    """Tables, views and (PostgreSQL) foreign tables: anything a database is not empty with."""
+    inspector = inspect(connection)
+    names = inspector.get_table_names() + inspector.get_view_names()
+    if hasattr(inspector, "get_foreign_table_names"):
+        names += inspector.get_foreign_table_names()
+    return sorted(t for t in names if not t.startswith("sqlite_"))
 
 
 def _check_state(url: URL, state: SchemaState) -> None:

@@ -121,6 +121,7 @@ def _contents(url: str) -> dict[str, list[tuple[object, ...]]]:
                   f"INSERT INTO alembic_version VALUES ('{head_revision()}')",
                   "CREATE TABLE runs (id INTEGER PRIMARY KEY)"], "alembic_version, runs",
                  id="another-applications-alembic-at-our-revision"),
+    pytest.param(["CREATE VIEW numbers AS SELECT 1 AS n"], "numbers", id="only-a-view"),
 ])
 def test_schema_foreign_database_is_refused(database_url: str, statements: list[str],
                                             shown: str) -> None:
