@@ -85,16 +85,22 @@ def _finding_rows(findings: tuple[ResultRecord, ...]) -> Markup:
             labels = "".join(f' <span class="lb">{e(k)}={e(v)}</span>' for k, v in res.labels)
             commit = (f' @ <span title="{e(res.commit)}">{e(short_sha(res.commit))}</span>'
                       if res.commit else "")
+            title = f' title="{e(_annotations(res))}"' if res.annotations else ""
             cells = resources[id(res)] = (
                 f'<td class="res wrap"><span class="k">{e(res.kind)}</span> {namespace}'
-                f'<b title="{e(_annotations(res))}">{e(res.name)}</b>{labels}</td>',
+                f'<b{title}>{e(res.name)}</b>{labels}</td>',
                 f'<td class="loc wrap">{e(res.location)}<br><span class="muted">{e(res.source)}{commit}</span></td>')
         status = e(r.status)
         exception = f' <span class="muted">(exception {e(r.exception)})</span>' if r.exception else ""
         rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>{cells[0]}'
-                    f'<td>{e(r.rule)}</td><td class="msg wrap">{e(r.message)}{exception}</td>{cells[1]}'
+                    f'<td class="wrap">{e(r.rule)}</td><td class="msg wrap">{e(r.message)}{exception}</td>{cells[1]}'
                     f'<td>{e(r.action)}</td></tr>\n')
     return Markup("".join(rows))
+
+
+def _counted(count: int, noun: str, plural: str = "") -> str:
+    """``1 failure``, ``2 failures``: ``plural`` for nouns that do not just take an ``s``."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 def _is_web_url(value: str) -> bool:
@@ -136,7 +142,7 @@ def _environment() -> jinja2.Environment:
         bytecode_cache=_bytecode_cache(),
     )
     env.filters.update({"iso": iso_time, "duration": duration_text, "short": short_sha,
-                        "is_web_url": _is_web_url, "finding_rows": _finding_rows})
+                        "is_web_url": _is_web_url, "finding_rows": _finding_rows, "counted": _counted})
     return env
 
 
@@ -200,9 +206,20 @@ def matrix_blocks(data: ReportData) -> list[MatrixBlock]:
     return blocks
 
 
+def policy_rules(data: ReportData) -> dict[str, tuple[str, ...]]:
+    """Each policy's rules: as declared, or else (not stored with the run) those its results name."""
+    named: dict[str, dict[str, None]] = {}
+    for r in data.results:
+        named.setdefault(r.policy, {})[r.rule] = None
+    return {p.name: p.rules or tuple(named.get(p.name, ())) for p in data.policies}
+
+
 def render_audit_html(data: ReportData) -> str:
     """The audit record as HTML, showing the content digest of the audit JSON record."""
     context = _context(data)
     context["content_digest"] = audit_document(data)["content_digest"]
     context["matrix"] = matrix_blocks(data)
+    context["policy_rules"] = rules = policy_rules(data)
+    context["show_rules"] = any(rules.values())
+    context["show_files"] = any(p.path for p in data.policies)
     return _render("audit.html.j2", context)

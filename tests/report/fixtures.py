@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.report.assemble import assemble_report
@@ -54,6 +55,15 @@ def _resource(kind: str, namespace: str, name: str, source: str, path: str, line
                         source=source, path=path, line=line, commit=commit,
                         labels=tuple(sorted(labels.items())),
                         annotations=(("owner", "team-a@example.com"),))
+
+
+def reassembled(data: ReportData, **changes: Any) -> ReportData:
+    """``data`` assembled again, with some of its facts (``assemble_report`` arguments) replaced."""
+    facts: dict[str, Any] = {
+        "run": data.run, "policies": data.policies, "results": data.results, "errors": data.errors,
+        "previous_run_id": data.previous_run_id, "new_findings": data.new_findings,
+        "resolved_findings": data.resolved_findings, "trend": data.trend, "exceptions": data.exceptions}
+    return assemble_report(**{**facts, **changes})
 
 
 def sample_report_data() -> ReportData:

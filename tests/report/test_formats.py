@@ -256,13 +256,13 @@ def test_html_finding_rows_keep_each_resource_and_value_apart() -> None:
     rows = str(_finding_rows(findings)).splitlines()
     assert rows == [
         '<tr data-st="fail"><td><span class="b fail">fail</span></td><td class="res wrap"><span class="k">Pod'
-        '</span> a/<b title="">web</b> <span class="lb">app=a</span></td><td>x</td><td class="msg wrap">'
+        '</span> a/<b>web</b> <span class="lb">app=a</span></td><td class="wrap">x</td><td class="msg wrap">'
         'm &lt;1&gt;</td><td class="loc wrap">a.yaml:3<br><span class="muted">repo</span></td><td>Audit</td></tr>',
         '<tr data-st="error"><td><span class="b error">error</span></td><td class="res wrap"><span class="k">Pod'
-        '</span> b/<b title="">web</b> <span class="lb">app=b</span></td><td>x</td><td class="msg wrap">'
+        '</span> b/<b>web</b> <span class="lb">app=b</span></td><td class="wrap">x</td><td class="msg wrap">'
         'm &lt;1&gt; <span class="muted">(exception ns/allow)</span></td><td class="loc wrap">b.yaml:3<br>'
         '<span class="muted">repo</span></td><td>Enforce</td></tr>',
         '<tr data-st="fail"><td><span class="b fail">fail</span></td><td class="res wrap"><span class="k">Pod'
-        '</span> a/<b title="">web</b> <span class="lb">app=a</span></td><td>y</td><td class="msg wrap">'
+        '</span> a/<b>web</b> <span class="lb">app=a</span></td><td class="wrap">y</td><td class="msg wrap">'
         'm &amp;</td><td class="loc wrap">a.yaml:3<br><span class="muted">repo</span></td><td>Audit</td></tr>',
     ]

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from scanner.report.data import ReportData
+from scanner.engine.types import RuleStatus
+from scanner.report.data import ReportData, ResourceInfo, ResultRecord
 from scanner.report.render import render_report
 from tests.report.browser import Chromium
 from tests.report.conftest import keep_screenshot
-from tests.report.fixtures import PAYLOADS
+from tests.report.fixtures import PAYLOADS, reassembled
 
 INJECTION_PROBE = """(() => ({
   title: document.title,
@@ -84,7 +86,7 @@ def test_html_report_filter_and_sort_work_in_chromium(sample_data: ReportData,
     tab.evaluate("(() => { const t = document.getElementById('f-text'); t.value = 'LIMITS';"
                  " t.dispatchEvent(new Event('input')); })()")
     assert tab.evaluate(visible) == ["Deployment shop/web app=web validate-resources"]
-    assert tab.evaluate("document.getElementById('f-count').textContent") == "1 findings shown"
+    assert tab.evaluate("document.getElementById('f-count').textContent") == "1 finding shown"
     tab.evaluate("document.getElementById('f-reset').click()")
     assert len(tab.evaluate(visible)) == 6
     order = ("Array.from(document.querySelectorAll('#by-namespace + table tbody tr'))"
@@ -93,6 +95,101 @@ def test_html_report_filter_and_sort_work_in_chromium(sample_data: ReportData,
     assert tab.evaluate(order) == ["(cluster)", "shop", "tools"]
     tab.evaluate("document.querySelector('#by-namespace + table th button').click()")
     assert tab.evaluate(order) == ["tools", "shop", "(cluster)"]
+    assert tab.load_record().console_errors == []
+
+
+GROUPS = ("Array.from(document.querySelectorAll('details.group[data-sev]')).map(g =>"
+          " [g.querySelector('summary .mono').textContent, g.hidden ? 'hidden' : g.open ? 'open' : 'closed',"
+          " g.querySelector('summary .counts').textContent.trim()])")
+
+
+def _set(tab, element: str, value: str) -> None:
+    event = "input" if element == "f-text" else "change"
+    tab.evaluate(f"(() => {{ const e = document.getElementById('{element}'); e.value = '{value}';"
+                 f" e.dispatchEvent(new Event('{event}')); }})()")
+
+
+def test_html_report_filters_open_matching_groups_and_count_their_matches(
+        sample_data: ReportData, chromium: Chromium, tmp_path: Path) -> None:
+    tools = ResourceInfo(api_version="v1", kind="Namespace", namespace="", name="tools", source="platform",
+                         path="namespaces.yaml", line=5)
+    extra = ResultRecord("team-naming", "name-prefix", RuleStatus.FAIL, "namespace name must start with team-", tools)
+    data = reassembled(sample_data, results=(*sample_data.results, extra))
+    page = render_report(data, "html", tmp_path / "groups.html")
+    tab = chromium.open(page.as_uri())
+    # as a reader left them: only one group open
+    tab.evaluate("document.querySelectorAll('details.group[data-sev]').forEach(g =>"
+                 " g.open = g.querySelector('summary .mono').textContent === 'require-labels')")
+    before = [["disallow-privileged", "closed", "1 fail"], ["require-labels", "open", "1 fail 1 warn"],
+              ["require-limits", "closed", "1 fail 1 error"], ["team-naming", "closed", "2 fail"]]
+    assert tab.evaluate(GROUPS) == before
+
+    _set(tab, "f-text", "tools")
+    assert tab.evaluate(GROUPS) == [["disallow-privileged", "open", "1 of 1 fail"],
+                                    ["require-labels", "hidden", ""],
+                                    ["require-limits", "hidden", ""],
+                                    ["team-naming", "open", "1 of 2 fail"]]
+    assert tab.evaluate("document.getElementById('f-count').textContent") == "2 findings shown"
+    _set(tab, "f-text", "")
+    _set(tab, "f-severity", "low")
+    assert tab.evaluate(GROUPS)[2] == ["require-limits", "open", "1 of 1 fail 1 of 1 error"]
+    _set(tab, "f-status", "error")
+    assert tab.evaluate(GROUPS)[2] == ["require-limits", "open", "1 of 1 error"]
+    assert tab.evaluate("document.getElementById('f-count').textContent") == "1 finding shown"
+
+    tab.evaluate("document.getElementById('f-reset').click()")
+    assert tab.evaluate(GROUPS) == before
+    assert tab.evaluate("document.getElementById('f-count').textContent") == "7 findings shown"
+    assert tab.load_record().console_errors == []
+
+
+OVERFLOW = "[document.documentElement.scrollWidth, window.innerWidth]"
+
+
+@pytest.mark.parametrize("fmt", [pytest.param("html", id="report-html"),
+                                 pytest.param("audit-html", id="audit-html")])
+@pytest.mark.parametrize("scripts", [pytest.param(True, id="scripts"), pytest.param(False, id="no-scripts")])
+def test_html_pages_do_not_scroll_sideways_on_a_phone(fmt: str, scripts: bool, sample_data: ReportData,
+                                                      chromium: Chromium, tmp_path: Path) -> None:
+    page = render_report(sample_data, fmt, tmp_path / f"narrow-{fmt}.html")
+    tab = chromium.open(page.as_uri(), scripts=scripts, width=390, height=900)
+    tab.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    keep_screenshot(tab.screenshot(tmp_path / f"narrow-{fmt}-{'js' if scripts else 'nojs'}.png"))
+    width, viewport = tab.evaluate(OVERFLOW)
+    assert width <= viewport
+    # the wide tables scroll in their own box, with readable columns rather than a few letters wide
+    tables = tab.evaluate("Array.from(document.querySelectorAll('main table:not(.kv)'))"
+                          ".filter(t => t.scrollWidth > t.clientWidth + 1).length")
+    assert tables >= 3
+    widths = tab.evaluate("Array.from(document.querySelectorAll('td.wrap')).map(c =>"
+                          " c.getBoundingClientRect().width)")
+    assert min(widths) >= 9 * 12.5  # 9em of the smallest (monospace) text
+    if fmt == "html":
+        chart = tab.evaluate("document.querySelector('svg.trend').getBoundingClientRect().width")
+        assert chart >= 640  # its 11px labels drawn at 9px or more, the chart scrolling in its box
+        assert tab.evaluate("document.querySelector('.chart').scrollWidth") > viewport
+    assert tab.load_record().console_errors == []
+
+
+def test_html_long_rule_names_wrap_and_leave_the_message_room(sample_data: ReportData, chromium: Chromium,
+                                                              tmp_path: Path) -> None:
+    long_rule = "r" + "x" * 90
+    results = [dataclasses.replace(r, rule=long_rule) if r.rule == "check-app-label" else r
+               for r in sample_data.results]
+    changes = [dataclasses.replace(c, policy="p" * 60, rule=long_rule) for c in sample_data.new_findings]
+    data = reassembled(sample_data, results=results, new_findings=changes)
+    page = render_report(data, "html", tmp_path / "long-rule.html")
+    tab = chromium.open(page.as_uri(), width=1024, height=900)
+    width, viewport = tab.evaluate(OVERFLOW)
+    assert width <= viewport
+    # in the findings (status, resource, rule, message...) and the changes (policy, rule, resource...)
+    cells = tab.evaluate("Array.from(document.querySelectorAll('td')).filter(c => c.textContent.length > 50"
+                         " && /^[px]+$/.test(c.textContent.slice(1))).map(c => [c.cellIndex, c.getBoundingClientRect().width])")
+    assert sorted(index for index, _ in cells) == [0, 1, 2]
+    assert max(width for _, width in cells) < 320
+    message = tab.evaluate(f"Array.from(document.querySelectorAll('table.findings td')).find(c => c.textContent"
+                           f" === '{long_rule}').nextElementSibling.getBoundingClientRect().width")
+    assert message >= 14 * 14
     assert tab.load_record().console_errors == []
 
 
