@@ -82,11 +82,6 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
                                  commit_time=s.commit_at, error=s.error) for s in detail.sources),
         policy_set_digest="sha256:" + sha256(digest_source.encode()).hexdigest(),
     )
-    policy_infos = [PolicyInfo(
-        name=_policy_ref(p), title=p.title, category=p.category,
-        severity=Severity(p.severity) if p.severity in _SEVERITIES else None,
-        description=p.description, action=p.failure_action, digest=p.digest, scored=p.scored,
-    ) for p in policies]
     infos: dict[tuple, ResourceInfo] = {}  # one object per resource observation
     results = []
     for r in store.iter_run_results(run_id, statuses=FINDING_STATUSES if findings_only else ()):
@@ -100,6 +95,18 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
         results.append(ResultRecord(policy=_policy_ref(r.policy), rule=r.rule,
                                     status=r.status, message=r.message, action=r.action, resource=info,
                                     exception=r.message.removeprefix(SKIP_MESSAGE).strip() if excepted else ""))
+    # each policy's rules that gave results: from the results when all are read, else from the run's tallies
+    summary = store.summarize_run(run_id) if findings_only else None
+    rules: dict[str, dict[str, None]] = defaultdict(dict)
+    for policy_ref, rule in ((g.key[0], g.key[1]) for g in summary.by_rule) if summary else (
+            (r.policy, r.rule) for r in results):
+        rules[policy_ref][rule] = None
+    policy_infos = [PolicyInfo(
+        name=_policy_ref(p), title=p.title, category=p.category,
+        severity=Severity(p.severity) if p.severity in _SEVERITIES else None,
+        description=p.description, action=p.failure_action, digest=p.digest, scored=p.scored,
+        rules=tuple(rules.get(_policy_ref(p), ())),
+    ) for p in policies]
     errors = [ErrorEntry(source=e.source or "", location=f"{e.path}:{e.line}" if e.line else e.path,
                          message=e.message) for e in store.run_errors(run_id)]
     previous = store.previous_run_id(run_id)
@@ -112,7 +119,7 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
     return assemble_report(run=run_info, policies=policy_infos, results=results, errors=errors,
                            previous_run_id=previous, new_findings=new, resolved_findings=resolved,
                            trend=_trend(store, run_id, history), exceptions=_exceptions(store, run_id),
-                           counts=_run_counts(store, run_id) if findings_only else None)
+                           counts=_run_counts(store, run_id, summary) if summary else None)
 
 
 def _exceptions(store: Store, run_id: int) -> list[ExceptionApplied]:
@@ -129,9 +136,8 @@ def _exceptions(store: Store, run_id: int) -> list[ExceptionApplied]:
     return out
 
 
-def _run_counts(store: Store, run_id: int) -> RunCounts:
-    """The counts over every result of a run: the tallies, and the resources by group."""
-    summary = store.summarize_run(run_id)
+def _run_counts(store: Store, run_id: int, summary: views.RunSummary) -> RunCounts:
+    """The counts over every result of a run: its summary (the tallies), and the resources by group."""
     severity: dict[str, int] = {}
     for group in summary.by_severity:
         key = _severity_key(group.key[0])

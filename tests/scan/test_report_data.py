@@ -92,3 +92,16 @@ def test_report_lists_the_exceptions_that_skipped_results(project: Project, caps
         every = build_report_data(store, run_id)
     skipped = sorted((r.resource.name, r.exception) for r in every.results if r.status.value == "skip")
     assert skipped == [("a", "kyverno/legacy"), ("b", "kyverno/legacy")]
+
+
+def test_report_policies_name_the_rules_that_gave_results(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", None)})
+    (project.base / "policies" / "namespace-owner.yaml").write_text(NAMESPACE_POLICY)  # no Namespace scanned
+    config = project.config()
+    main(["scan", "--config", str(config), "-q"])
+    capsys.readouterr()
+    with Store(load_config(str(config)).database_url) as store:
+        run_id = store.latest_run_id(None)
+        for findings_only in (False, True):
+            rules = {p.name: p.rules for p in build_report_data(store, run_id, findings_only=findings_only).policies}
+            assert rules == {"require-team": ("team",), "namespace-owner": ()}
