@@ -93,8 +93,12 @@ def read_kustomization(root: str, relfile: str) -> Kustomization:
             k.resources.add(local)
         else:
             k.references.add(local)
+    # files kustomize reads as its own configuration, never as manifests: patches, and the
+    # configs of transformer, generator and validator plugins and of replacements
     patch_refs: list[Any] = list(data.get("patchesStrategicMerge") or [])
-    for key in ("patches", "patchesJson6902"):
+    for key in ("transformers", "generators", "validators"):
+        patch_refs += [p for p in data.get(key) or [] if isinstance(p, str)]
+    for key in ("patches", "patchesJson6902", "replacements"):
         patch_refs += [p.get("path") for p in data.get(key) or [] if isinstance(p, dict)]
     for ref in patch_refs:
         local = _local(directory, ref)
@@ -190,21 +194,26 @@ def _run(command: list[str], timeout: float) -> tuple[bool, str]:
     except OSError as exc:
         return False, f"renderer could not be started: {exc}"
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        return False, renderer_error(lines[-1]) if lines else f"renderer exited with {proc.returncode}"
+        return False, renderer_error(proc.stderr) or f"renderer exited with {proc.returncode}"
     return True, proc.stdout
 
 
 # kubectl logs its failure through klog: E1125 15:33:45.243354   23524 run.go:72] "command failed" err="..."
-_KLOG = re.compile(r'[IWEF]\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] (?:"command failed" err=)?(?P<message>.*)')
+# (a message of several lines is quoted as err=<\n\t...\n >)
+_KLOG = re.compile(r'[IWEF]\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] (?:"command failed" err=)?(?P<message>.*)', re.DOTALL)
 
 
-def renderer_error(line: str) -> str:
-    """Kustomize's own message from the last line the renderer printed (kubectl's log prefix,
-    its quoting and the ``Error:`` of the kustomize binary taken away)."""
-    match = _KLOG.fullmatch(line.strip())
-    message = match["message"] if match else line.strip()
-    if len(message) > 1 and message[0] == message[-1] == '"':
+def renderer_error(stderr: str) -> str:
+    """Kustomize's own message from what the renderer printed last (kubectl's log prefix, its
+    quoting and the ``Error:`` of the kustomize binary taken away; several lines joined)."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    starts = [i for i, ln in enumerate(lines) if _KLOG.match(ln.strip())]
+    text = "\n".join(lines[starts[-1]:]) if starts else (lines[-1] if lines else "")
+    match = _KLOG.fullmatch(text.strip())
+    message = match["message"].strip() if match else text.strip()
+    if message.startswith("<") and message.endswith(">"):  # klog's block quoting
+        message = message[1:-1]
+    elif len(message) > 1 and message[0] == message[-1] == '"':
         with contextlib.suppress(ValueError):
             message = json.loads(message)
-    return message.removeprefix("Error: ")
+    return " ".join(part.strip() for part in message.splitlines() if part.strip()).removeprefix("Error: ")

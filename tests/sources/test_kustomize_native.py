@@ -357,6 +357,11 @@ def test_native_render_equals_kubectl_on_generated_corpus(tmp_path: Path) -> Non
                  'field "x" is not "y"', id="kubectl-quoted"),
     pytest.param("Error: accumulating resources: bad", "accumulating resources: bad", id="kustomize-binary"),
     pytest.param("something else", "something else", id="other"),
+    pytest.param('warning: ignored\nE1125 16:51:09.773856    7126 run.go:72] "command failed" err=<\n'
+                 "\ttrouble configuring builtin HelmChartInflationGenerator with config: `\n\tname: x\n"
+                 "\t`: must specify --enable-helm\n >\n",
+                 "trouble configuring builtin HelmChartInflationGenerator with config: ` name: x `: "
+                 "must specify --enable-helm", id="kubectl-several-lines"),
 ])
 def test_renderer_error_keeps_kustomize_message(line: str, expected: str) -> None:
     assert renderer_error(line) == expected
@@ -368,3 +373,15 @@ def test_failing_overlay_error_is_kustomize_message(tmp_path: Path) -> None:
     [output] = render_batch(KUBECTL, str(tmp_path), ["base"], 60.0)
     assert output.error is not None and output.error.startswith("accumulating resources")
     assert f"{tmp_path}/base/missing.yaml: no such file or directory" in output.error
+
+
+def test_kustomize_plugin_configs_are_not_read_as_manifests(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/kustomization.yaml": "resources: [deploy.yaml]\ntransformers: [labeller.yaml]\n",
+        "app/deploy.yaml": DEPLOY,
+        "app/labeller.yaml": "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: add-team}\n"
+                             "labels: {team: a}\nfieldSpecs: [{path: metadata/labels, create: true}]\n",
+    })
+    resources = [i for i in DirectorySource("d", str(tmp_path)).iter_items() if isinstance(i, Resource)]
+    assert [(r.identity.kind, r.identity.name) for r in resources] == [("Deployment", "web")]
+    assert resources[0].data["metadata"]["labels"]["team"] == "a"
