@@ -58,7 +58,10 @@ class ResourceLookup:
     def api_call(self, url_path: str, method: str, data: Any) -> Any:
         if method.upper() != "GET":
             raise ContextError(f"offline API calls answer GET only, not {method} {url_path}")
-        parts = [p for p in url_path.split("?")[0].split("/") if p]
+        path, _, query = url_path.partition("?")
+        if query:  # selectors and paging would need an API server; ignoring them would miscount
+            raise ContextError(f"not supported: query parameters in an offline API call ({url_path})")
+        parts = [p for p in path.split("/") if p]
         if len(parts) >= 2 and parts[0] == "api":
             api_version, rest = parts[1], parts[2:]
         elif len(parts) >= 3 and parts[0] == "apis":
