@@ -15,15 +15,16 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scanner.sources.kustomize import find_renderer, plan, render_batch
+from scanner.sources.kustomize import find_renderer, plan, render_overlay
 from scanner.sources.kustomize_native import render_native
 from scanner.sources.paths import PathFilter, walk_tree
 
 
-def compare(root: str, batch_size: int = 100) -> dict:
+def compare(root: str) -> dict:
     files = [f.relpath for f in walk_tree(root, PathFilter((), ()), collections.Counter())]
     overlays = list(plan(root, files).overlays)
     start = time.perf_counter()
@@ -34,11 +35,9 @@ def compare(root: str, batch_size: int = 100) -> dict:
         raise SystemExit("kubectl or kustomize is needed on PATH")
     rendered = [o for o in native.outputs]
     start = time.perf_counter()
-    external = {}
-    for i in range(0, len(rendered), batch_size):
-        for out in render_batch(command, root, [o.overlay for o in rendered[i:i + batch_size]],
-                                300.0):
-            external[out.overlay] = out
+    with ThreadPoolExecutor(4) as pool:
+        external = {out.overlay: out for out in pool.map(
+            lambda o: render_overlay(command, root, o.overlay, 300.0), rendered)}
     external_s = time.perf_counter() - start
     differ, order_only = [], []
     for out in rendered:

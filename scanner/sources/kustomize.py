@@ -4,10 +4,8 @@ An overlay is a directory with a ``kustomization.yaml`` that no other kustomizat
 the tree refers to. Its rendered output replaces the raw files it reads (resources and
 patches of the overlay and of every kustomization it refers to, transitively); other
 files in those directories are not part of any render and are still read raw.
-Overlays are rendered in batches, one renderer
-process per batch: each overlay is wrapped in a kustomization that adds a marker label,
-so every rendered object can be given back to its overlay and the label removed again.
-A batch that fails is split in halves until the failing overlay is found alone.
+Overlays the in-process renderer (``kustomize_native``) does not cover are rendered by
+``kustomize build`` or ``kubectl kustomize``, one process per overlay.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ import posixpath
 import re
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -28,7 +25,6 @@ from scanner.errors import ManifestError
 from scanner.yamldoc import iter_documents
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-MARKER_LABEL = "scanner.kyverno-batch/overlay"
 KustomizeMode = Literal["auto", "off"]
 
 
@@ -131,52 +127,17 @@ def plan(root: str, relfiles: Iterable[str]) -> RenderPlan:
     return RenderPlan(overlays, frozenset(covered), patches, files)
 
 
-def render_batch(
-    command: list[str], root: str, overlays: list[str], timeout: float
-) -> list[RenderOutput]:
-    """Render ``overlays`` with one process; a failing batch is split until each fails alone."""
-    if len(overlays) == 1:
-        ok, text = _run([*command, os.path.join(root, overlays[0] or ".")], timeout)
-        if not ok:
-            return [RenderOutput(overlays[0], error=text)]
-        try:
-            return [RenderOutput(overlays[0], tuple(_documents(text, overlays[0])))]
-        except ManifestError as exc:
-            return [RenderOutput(overlays[0], error=f"renderer output is not valid YAML: {exc}")]
-    with tempfile.TemporaryDirectory(prefix="scanner-kustomize-") as tmp:
-        wrappers = []
-        for i, overlay in enumerate(overlays):
-            wrapper = os.path.join(tmp, f"o{i}")
-            os.mkdir(wrapper)
-            target = os.path.relpath(os.path.join(root, overlay), wrapper).replace(os.sep, "/")
-            with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as f:
-                f.write(f"resources:\n- {json.dumps(target)}\nlabels:\n- pairs:\n"
-                        f"    {MARKER_LABEL}: '{i}'\n")
-            wrappers.append(f"o{i}")
-        with open(os.path.join(tmp, "kustomization.yaml"), "w", encoding="utf-8") as f:
-            f.write("resources:\n" + "".join(f"- {w}\n" for w in wrappers))
-        ok, text = _run([*command, tmp], timeout)
-    rendered: list[Any] = []
-    if ok:
-        try:
-            rendered = _documents(text, "<kustomize output>")
-        except ManifestError as exc:
-            ok, text = False, f"renderer output is not valid YAML: {exc.message}"
+def render_overlay(command: list[str], root: str, overlay: str, timeout: float) -> RenderOutput:
+    """Render one overlay with its own renderer process. Overlays are never built together: one
+    build fixes name references across everything it holds, so an overlay's reference would
+    take the generated name of an object of another overlay."""
+    ok, text = _run([*command, os.path.join(root, overlay or ".")], timeout)
     if not ok:
-        half = len(overlays) // 2
-        return (render_batch(command, root, overlays[:half], timeout)
-                + render_batch(command, root, overlays[half:], timeout))
-    grouped: dict[int, list[Any]] = {i: [] for i in range(len(overlays))}
-    for data in rendered:
-        labels = (data.get("metadata") or {}).get("labels") if isinstance(data, dict) else None
-        marker = labels.pop(MARKER_LABEL, None) if isinstance(labels, dict) else None
-        if marker is None or not marker.isdigit() or int(marker) not in grouped:
-            return [RenderOutput(o, error="rendered object without its overlay marker")
-                    for o in overlays]
-        if not labels:
-            del data["metadata"]["labels"]
-        grouped[int(marker)].append(data)
-    return [RenderOutput(o, tuple(grouped[i])) for i, o in enumerate(overlays)]
+        return RenderOutput(overlay, error=text)
+    try:
+        return RenderOutput(overlay, tuple(_documents(text, overlay)))
+    except ManifestError as exc:
+        return RenderOutput(overlay, error=f"renderer output is not valid YAML: {exc}")
 
 
 def _documents(text: str, path: str) -> list[Any]:

@@ -27,7 +27,7 @@ from scanner.sources.kustomize import (
     RenderPlan,
     find_renderer,
     plan,
-    render_batch,
+    render_overlay,
 )
 from scanner.sources.kustomize_native import NativeResult, render_native
 from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder, walk_tree
@@ -43,7 +43,6 @@ class TreeOptions:
     exclude: tuple[str, ...] = ()
     kustomize: KustomizeMode = "auto"
     limits: YamlLimits = DEFAULT_LIMITS
-    render_batch_size: int = 100
     render_timeout: float = 300.0
     shard: Shard = field(default_factory=Shard)
 
@@ -110,17 +109,14 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
                               "no Kustomize renderer (kustomize or kubectl) on PATH; "
                               "raw files scanned instead",
                               Location(render_plan.files[overlay]))
-    pool = ThreadPoolExecutor(1, thread_name_prefix="kustomize") if rendering else None
-    futures: list[Future[list[RenderOutput]]] = []
+    pool = ThreadPoolExecutor(RENDERERS, thread_name_prefix="kustomize") if rendering else None
+    futures: list[Future[RenderOutput]] = []
     try:
         native = NativeResult()
         if pool is not None and command is not None:
-            size = max(1, options.render_batch_size)
             native = render_native(root, my_overlays)  # the rest falls back
-            overlays = [o for o in my_overlays if o in native.fallback]
-            futures = [pool.submit(render_batch, command, root, overlays[i:i + size],
-                                   options.render_timeout)
-                       for i in range(0, len(overlays), size)]
+            futures = [pool.submit(render_overlay, command, root, overlay, options.render_timeout)
+                       for overlay in my_overlays if overlay in native.fallback]
         for position, tree_file in enumerate(files):
             if not shard.owns(position):
                 continue
@@ -136,7 +132,8 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
                 yield from read_file(tree_file, origin, stats, options.limits)
         outputs = {output.overlay: output for output in native.outputs}
         for future in futures:
-            outputs.update((output.overlay, output) for output in future.result())
+            output = future.result()
+            outputs[output.overlay] = output
         for overlay in my_overlays:
             if overlay in outputs:
                 yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats)
@@ -144,6 +141,8 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
+
+RENDERERS = 2  # renderer processes at once per reader: they start slowly, and mostly wait
 
 HELM_CHART = ("not supported: Helm chart (its templates are not rendered, so none of its files is read): "
               "render it with helm template into a scanned folder, or exclude the chart")

@@ -6,20 +6,22 @@ import os
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from scanner.sources.directory import DirectorySource
-from scanner.sources.kustomize import find_renderer, plan, render_batch, renderer_error
+from scanner.sources.kustomize import find_renderer, plan, render_overlay, renderer_error
 from scanner.sources.kustomize_native import (
     NativeRenderer,
     UnsupportedKustomization,
     render_native,
 )
 from scanner.sources.kustomize_native_fields import ImageRule, split_image
-from scanner.sources.paths import PathFilter, walk_tree
+from scanner.sources.paths import PathFilter, Shard, walk_tree
 from scanner.sources.provenance import Resource
+from scanner.sources.tree import TreeOptions
 
 KUBECTL = find_renderer("auto")
 MAKE_CORPUS = "/work/shared/bench/make_corpus.py"
@@ -34,7 +36,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 def kubectl_render(root: Path, overlay: str) -> list:
     assert KUBECTL is not None, "kubectl (or kustomize) must be on PATH for these tests"
-    [output] = render_batch(KUBECTL, str(root), [overlay], 60.0)
+    output = render_overlay(KUBECTL, str(root), overlay, 60.0)
     assert output.error is None, output.error
     return list(output.documents)
 
@@ -341,7 +343,8 @@ def test_native_render_equals_kubectl_on_generated_corpus(tmp_path: Path) -> Non
     overlays = list(plan(root, files).overlays)
     result = render_native(root, overlays)
     assert KUBECTL is not None
-    expected = {o.overlay: o for o in render_batch(KUBECTL, root, overlays, 300.0)}
+    with ThreadPoolExecutor(4) as pool:
+        expected = {o.overlay: o for o in pool.map(lambda o: render_overlay(KUBECTL, root, o, 300.0), overlays)}
     assert result.fallback == {} and len(result.outputs) == len(overlays) > 10
     for output in result.outputs:
         assert expected[output.overlay].error is None
@@ -370,7 +373,7 @@ def test_renderer_error_keeps_kustomize_message(line: str, expected: str) -> Non
 def test_failing_overlay_error_is_kustomize_message(tmp_path: Path) -> None:
     write(tmp_path, {"base/kustomization.yaml": "resources: [missing.yaml]\n"})
     assert KUBECTL is not None
-    [output] = render_batch(KUBECTL, str(tmp_path), ["base"], 60.0)
+    output = render_overlay(KUBECTL, str(tmp_path), "base", 60.0)
     assert output.error is not None and output.error.startswith("accumulating resources")
     assert f"{tmp_path}/base/missing.yaml: no such file or directory" in output.error
 
@@ -385,3 +388,25 @@ def test_kustomize_plugin_configs_are_not_read_as_manifests(tmp_path: Path) -> N
     resources = [i for i in DirectorySource("d", str(tmp_path)).iter_items() if isinstance(i, Resource)]
     assert [(r.identity.kind, r.identity.name) for r in resources] == [("Deployment", "web")]
     assert resources[0].data["metadata"]["labels"]["team"] == "a"
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_fallback_overlays_never_share_a_build(tmp_path: Path, count: int) -> None:
+    """Two overlays that fall back to kubectl in one namespace: b refers to a ConfigMap named like
+    the one a generates, which b itself does not have, so b's reference stays as written."""
+    write(tmp_path, {
+        "a/kustomization.yaml": "namespace: shared\nconfigMapGenerator:\n- {name: app-config, literals: [X=1]}\n",
+        "b/kustomization.yaml": "namespace: shared\nresources: [deploy.yaml]\n"
+                                "configMapGenerator:\n- {name: other, literals: [Y=1]}\n",
+        "b/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n"
+                         "    spec:\n      containers:\n      - name: app\n        image: nginx:1.27\n"
+                         "        envFrom: [{configMapRef: {name: app-config}}]\n",
+    })
+    resources = []
+    for index in range(count):
+        source = DirectorySource("d", str(tmp_path), TreeOptions(shard=Shard(index, count)))
+        resources += [i for i in source.iter_items() if isinstance(i, Resource)]
+    [deploy] = [r for r in resources if r.identity.kind == "Deployment"]
+    assert deploy.data == next(d for d in kubectl_render(tmp_path, "b") if d["kind"] == "Deployment")
+    assert deploy.data["spec"]["template"]["spec"]["containers"][-1]["envFrom"] == [
+        {"configMapRef": {"name": "app-config"}}]
