@@ -11,7 +11,7 @@ from hashlib import sha256
 from pathlib import Path
 
 from scanner.config import Config
-from scanner.engine.exceptions import SKIP_MESSAGE
+from scanner.engine.exceptions import skipping_exceptions
 from scanner.engine.types import RuleStatus
 from scanner.errors import Location, ReportError
 from scanner.report.assemble import GroupTally, RunCounts, assemble_report
@@ -91,10 +91,10 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
             info = infos[key] = ResourceInfo(
                 api_version=r.resource.api_version, kind=r.resource.kind, namespace=r.resource.namespace,
                 name=r.resource.name, source=r.resource.source, path=r.file, line=r.line, commit=r.commit_sha)
-        excepted = r.status is RuleStatus.SKIP and r.message.startswith(SKIP_MESSAGE)
+        excepted = skipping_exceptions(r.message) if r.status is RuleStatus.SKIP else ()
         results.append(ResultRecord(policy=_policy_ref(r.policy), rule=r.rule,
                                     status=r.status, message=r.message, action=r.action, resource=info,
-                                    exception=r.message.removeprefix(SKIP_MESSAGE).strip() if excepted else ""))
+                                    exception=", ".join(excepted)))
     # each policy's rules that gave results: from the results when all are read, else from the run's tallies
     summary = store.summarize_run(run_id) if findings_only else None
     rules: dict[str, dict[str, None]] = defaultdict(dict)

@@ -16,6 +16,13 @@ EXCEPTION_API_VERSIONS = ("kyverno.io/v2", "kyverno.io/v2beta1", "kyverno.io/v2a
 SKIP_MESSAGE = "rule is skipped due to policy exceptions"
 
 
+def skipping_exceptions(message: str) -> tuple[str, ...]:
+    """The ``namespace/name`` keys of the exceptions a skip message names (none for any other)."""
+    if not message.startswith(SKIP_MESSAGE):
+        return ()
+    return tuple(k.strip() for k in message.removeprefix(SKIP_MESSAGE).split(",") if k.strip())
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyException:
     name: str

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from sqlalchemy import Connection, Row, func, select
 
-from scanner.engine.exceptions import SKIP_MESSAGE
+from scanner.engine.exceptions import SKIP_MESSAGE, skipping_exceptions
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.store.models import (
     Check,
@@ -65,12 +65,8 @@ def exception_skips(connection: Connection, run_id: int) -> list[ExceptionSkips]
                     Result.message.startswith(SKIP_MESSAGE, autoescape=True))
              .group_by(Result.policy_id, Check.rule, Result.message)
              .order_by(Check.rule, Result.message))
-    out = []
-    for row in connection.execute(query):
-        keys = tuple(k.strip() for k in row.message.removeprefix(SKIP_MESSAGE).split(",") if k.strip())
-        out.append(ExceptionSkips(policy=policies[row.policy_id], rule=row.rule, exceptions=keys,
-                                  resources=row.resources))
-    return out
+    return [ExceptionSkips(policy=policies[row.policy_id], rule=row.rule, exceptions=skipping_exceptions(row.message),
+                           resources=row.resources) for row in connection.execute(query)]
 
 
 def iter_run_results(connection: Connection, run_id: int, *,

@@ -112,7 +112,7 @@ def ensure_schema(engine: Engine, url: URL, *, auto_upgrade: bool) -> None:
     if _at_head(engine):
         return
     with engine.connect() as connection:
-        if not _is_empty(connection):
+        if not _is_empty(connection, _table_names(connection)):
             _check_state(url, read_state(connection))
             return
     if not auto_upgrade:
@@ -120,7 +120,7 @@ def ensure_schema(engine: Engine, url: URL, *, auto_upgrade: bool) -> None:
                          f"`scanner db upgrade --database {describe(url)}`")
     with migration_connection(engine) as connection:
         names = _table_names(connection)
-        if not _is_empty(connection):  # another process created the schema meanwhile
+        if not _is_empty(connection, names):  # another process created the schema meanwhile
             _check_state(url, read_state(connection))
         elif engine.dialect.name == "sqlite" and not names:
             for statement in sqlite_head_statements():
@@ -130,9 +130,8 @@ def ensure_schema(engine: Engine, url: URL, *, auto_upgrade: bool) -> None:
             _migrate(connection, "upgrade", "head")
 
 
-def _is_empty(connection: Connection) -> bool:
-    """No tables, or only an empty version table (what ``scanner db downgrade base`` leaves)."""
-    names = _table_names(connection)
+def _is_empty(connection: Connection, names: list[str]) -> bool:
+    """No tables (``names``), or only an empty version table (what ``scanner db downgrade base`` leaves)."""
     if names != [VERSION_TABLE]:
         return not names
     return connection.execute(text(f"SELECT count(*) FROM {VERSION_TABLE}")).scalar_one() == 0
