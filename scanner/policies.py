@@ -13,6 +13,7 @@ from scanner.errors import Location, ManifestError, PolicyError
 from scanner.yamldoc import YamlDocument, iter_documents
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
+WHAT_IS_A_POLICY = "a policy is a kyverno.io ClusterPolicy or Policy document in a .yaml, .yml or .json file"
 
 
 @dataclass(slots=True)

@@ -28,7 +28,7 @@ from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ReportError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
-from scanner.policies import PolicySet, load_exceptions, load_policies
+from scanner.policies import WHAT_IS_A_POLICY, PolicySet, load_exceptions, load_policies
 from scanner.runtime import importing
 from scanner.scan_workers import EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
 from scanner.sources.directory import DirectorySource, root_problem
@@ -126,8 +126,7 @@ def load_config_policies(config: Config) -> PolicySet:
     if not result.policies:
         places = ", ".join(loc.path if loc.path is not None else f"{redact(loc.git.url)} ({loc.git.path or '.'})"
                            for loc in config.policies if loc.path is not None or loc.git is not None)
-        raise PolicyError(f"no policies found in {places}: a policy is a kyverno.io ClusterPolicy or Policy "
-                          "document in a .yaml, .yml or .json file")
+        raise PolicyError(f"no policies found in {places}: {WHAT_IS_A_POLICY}")
     return result
 
 
@@ -225,7 +224,7 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tup
         tasks = [ShardTask(first_id + i, cfg.name, "directory", root=cfg.paths[0], tree=source.options, shard=shard)
                  for i, shard in enumerate(shards)]
     else:
-        patterns = TreeOptions(include=source.path_filter.include, exclude=source.path_filter.exclude)
+        patterns = TreeOptions(include=cfg.include, exclude=cfg.exclude)
         tasks = [ShardTask(first_id + i, cfg.name, "export", paths=cfg.paths, tree=patterns, shard=shard)
                  for i, shard in enumerate(shards)]
     run.tasks = len(tasks)

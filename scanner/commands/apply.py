@@ -21,7 +21,7 @@ from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_val
 from scanner.errors import Location, ManifestError, ScannerError
 from scanner.lookup import ResourceLookup
 from scanner.manifests import LoadedResource, iter_resources
-from scanner.policies import load_exceptions, load_policies
+from scanner.policies import WHAT_IS_A_POLICY, load_exceptions, load_policies
 from scanner.yamldoc import load_documents, load_yaml_value
 
 
@@ -57,8 +57,7 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     for err in policy_set.errors:
         click.echo(f"error: {err}", err=True)
     if not policy_set.policies and not policy_set.errors:
-        raise ScannerError(f"no policies found in {', '.join(policy_paths)}: a policy is a kyverno.io "
-                           "ClusterPolicy or Policy document in a .yaml, .yml or .json file")
+        raise ScannerError(f"no policies found in {', '.join(policy_paths)}: {WHAT_IS_A_POLICY}")
     values = _read_parsed(values_file, parse_values) if values_file else Values()
     user = _read_parsed(userinfo, parse_userinfo) if userinfo else None
     errors: list[ManifestError] = []
