@@ -117,6 +117,16 @@ def text(value: Any) -> str:
     return to_json(value)
 
 
+
+def sprint(value: Any) -> str:
+    """Go ``fmt.Sprint`` of a JSON value: maps as ``map[k:v]`` with sorted keys, lists as ``[a b]``."""
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda kv: str(kv[0]))
+        return "map[" + " ".join(f"{k}:{sprint(v)}" for k, v in items) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(sprint(v) for v in value) + "]"
+    return text(value)
+
 _HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from scanner.engine import wildcard
 from scanner.engine.anchor import Anchor, parse_key
-from scanner.engine.gofmt import is_number
+from scanner.engine.gofmt import is_number, sprint
 from scanner.engine.operators import compare_scalar
 from scanner.engine.operators import parse_go_float as parse_float
 
@@ -24,7 +24,11 @@ NEGATION = "negation"
 
 _SKIP_CLASS = (CONDITIONAL, GLOBAL, SKIP)
 _ANCHOR_PHASE = (Anchor.CONDITIONAL, Anchor.EQUALITY, Anchor.NEGATION, Anchor.EXISTENCE)
-_PRESENCE = (Anchor.CONDITIONAL, Anchor.EXISTENCE, Anchor.NEGATION)
+# anchors whose key missing from the resource turns a plain failure into an error (a negation
+# key is expected to be missing, so it never counts)
+_PRESENCE = (Anchor.CONDITIONAL, Anchor.EXISTENCE)
+# anchors that put a key with them somewhere below it first in the plain-keys phase
+_NESTED = (Anchor.CONDITIONAL, Anchor.EXISTENCE, Anchor.EQUALITY, Anchor.NEGATION, Anchor.GLOBAL)
 
 
 @dataclass(slots=True)
@@ -70,6 +74,12 @@ def _type_name(value: Any) -> str:
     return "float64"
 
 
+def _mismatch(value: Any, pattern: Any, path: str) -> PatternError:
+    return PatternError(
+        FAIL, path, f"resource value '{sprint(value)}' does not match '{sprint(pattern)}' at path {path}"
+    )
+
+
 def _scalar_matches(value: Any, pattern: Any) -> bool:
     """Resource value against a scalar pattern (spec 4.7)."""
     if isinstance(pattern, str):
@@ -110,14 +120,11 @@ class ScalarNode(Node):
     def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
         pattern = self.pattern
         if isinstance(value, list):
-            for item in value:
-                if not _scalar_matches(item, pattern):
-                    return PatternError(
-                        FAIL, path, f"resource value '{value}' does not match '{pattern}' at path {path}"
-                    )
-            return None
+            if all(_scalar_matches(item, pattern) for item in value):
+                return None
+            return _mismatch(value, pattern, path)
         if not _scalar_matches(value, pattern):
-            return PatternError(FAIL, path, f"value '{value}' does not match '{pattern}' at path {path}")
+            return _mismatch(value, pattern, path)
         return None
 
 
@@ -190,14 +197,14 @@ class ListNode(Node):
 
 def _contains_anchor(value: Any) -> bool:
     if isinstance(value, dict):
-        return any(parse_key(k)[0] is not Anchor.PLAIN or _contains_anchor(v) for k, v in value.items())
+        return any(parse_key(k)[0] in _NESTED or _contains_anchor(v) for k, v in value.items())
     if isinstance(value, list):
         return any(_contains_anchor(v) for v in value)
     return False
 
 
 class _Entry:
-    __slots__ = ("anchor", "existence", "full_key", "key", "node", "star")
+    __slots__ = ("anchor", "existence", "existence_type_error", "full_key", "key", "node", "star")
 
     def __init__(self, full_key: str, value: Any) -> None:
         anchor, key = parse_key(full_key)
@@ -208,9 +215,16 @@ class _Entry:
         self.key = key
         self.star = value == "*" and isinstance(value, str)
         self.node = None if anchor is Anchor.NEGATION else compile_node(value)
-        self.existence: list[Node] | None = None
-        if anchor is Anchor.EXISTENCE and isinstance(value, list) and all(isinstance(v, dict) for v in value):
-            self.existence = [compile_node(item) for item in value]
+        # existence anchors: one node per pattern map, None for an element that is not a map
+        self.existence: list[Node | None] = []
+        self.existence_type_error = ""
+        if anchor is Anchor.EXISTENCE:
+            if isinstance(value, list):
+                self.existence = [compile_node(item) if isinstance(item, dict) else None for item in value]
+            else:
+                self.existence_type_error = (
+                    f"invalid pattern type {_type_name(value)}: Pattern has to be of list to compare against resource"
+                )
 
 
 class MapNode(Node):
@@ -324,16 +338,16 @@ def _check_entry(entry: _Entry, resource: dict, path: str, seen: dict[str, bool]
             f"invalid resource type {_type_name(items)}: Existence ^ () anchor can be used only "
             "on list/array type resource",
         )
-    if entry.existence is None:
-        return PatternError(
-            FAIL, child_path,
-            "invalid pattern type: Pattern has to be of list of maps to compare against resource",
-        )
+    if entry.existence_type_error:
+        return PatternError(FAIL, child_path, entry.existence_type_error)
     for pattern_map in entry.existence:
-        for i, element in enumerate(items):
-            if pattern_map.check(element, f"{child_path}{i}/", seen) is None:
-                break
-        else:
+        if pattern_map is None:
+            return PatternError(
+                FAIL, child_path,
+                "invalid pattern type []interface {}: Pattern has to be of type map to compare against items "
+                "in resource",
+            )
+        if not any(pattern_map.check(element, f"{child_path}{i}/", seen) is None for i, element in enumerate(items)):
             return PatternError(
                 FAIL, child_path, f"existence anchor validation failed at path {child_path}"
             )

@@ -114,6 +114,11 @@ CASES = [
     pytest.param("{spec: {replicas: 2}}", {"spec": {"replicas": "2"}}, "pass", "", id="numeric-pattern-parses-strings"),
     pytest.param("{spec: {enabled: true}}", {"spec": {"enabled": "true"}}, "fail", "/spec/enabled/",
                  id="bool-pattern-needs-bool"),
+    pytest.param("{spec: {X(hostPID): null, containers: [{image: nginx}]}}",
+                 pod(containers=[{"image": "busybox"}]), "fail", "/spec/containers/0/image/",
+                 id="absent-negation-key-is-not-a-missing-anchor"),
+    pytest.param("{spec: {a: '1', b: {+(x): '1'}}}", {"spec": {"a": "2", "b": {}}}, "fail", "/spec/a/",
+                 id="add-if-not-present-key-does-not-count-as-nested-anchor"),
 ]
 
 
@@ -121,6 +126,31 @@ CASES = [
 def test_pattern_outcome(pattern: str, resource: dict, status: str, path: str) -> None:
     outcome = CompiledPattern(y(pattern)).match(resource)
     assert (outcome.status, outcome.path) == (status, path), outcome.message
+
+
+@pytest.mark.parametrize(
+    ("pattern", "resource", "message"),
+    [
+        pytest.param("{spec: {replicas: '>5'}}", {"spec": {"replicas": 3.0}},
+                     "resource value '3' does not match '>5' at path /spec/replicas/", id="float-printed-like-go"),
+        pytest.param("{spec: {hostNetwork: false}}", {"spec": {}},
+                     "resource value '<nil>' does not match 'false' at path /spec/hostNetwork/", id="missing-is-nil"),
+        pytest.param("{spec: {args: '!--x*'}}", {"spec": {"args": ["--a", "--x=1"]}},
+                     "resource value '[--a --x=1]' does not match '!--x*' at path /spec/args/", id="list-printed-like-go"),
+        pytest.param("{spec: {^(containers): [{name: a}, x]}}", {"spec": {"containers": [{"name": "b"}]}},
+                     "existence anchor validation failed at path /spec/containers/",
+                     id="existence-maps-checked-in-order"),
+        pytest.param("{spec: {^(containers): [{name: a}, x]}}", {"spec": {"containers": [{"name": "a"}]}},
+                     "invalid pattern type []interface {}: Pattern has to be of type map to compare against items "
+                     "in resource", id="existence-non-map-element"),
+        pytest.param("{spec: {^(containers): {name: a}}}", {"spec": {"containers": [{"name": "a"}]}},
+                     "invalid pattern type map[string]interface {}: Pattern has to be of list to compare against "
+                     "resource", id="existence-pattern-not-a-list"),
+    ],
+)
+def test_pattern_failure_message(pattern: str, resource: dict, message: str) -> None:
+    outcome = CompiledPattern(y(pattern)).match(resource)
+    assert (outcome.status, outcome.message) == ("fail", message)
 
 
 def test_pattern_compiled_once_evaluates_many() -> None:
