@@ -14,7 +14,7 @@ from typing import Any
 
 from scanner.engine import wildcard
 from scanner.engine.duration import SECOND, parse_duration
-from scanner.engine.gofmt import is_number, text
+from scanner.engine.gofmt import is_number, sprint, text
 from scanner.engine.operators import compare_scalar, is_range, parse_go_float
 from scanner.engine.quantity import parse_quantity
 from scanner.engine.semver import parse_version
@@ -27,16 +27,6 @@ class ConditionError(Exception):
 
 
 # -- shared conversions ---------------------------------------------------------------
-
-
-def _sprint(value: Any) -> str:
-    """Go ``fmt.Sprint`` of a JSON value (maps as ``map[k:v]`` with sorted keys)."""
-    if isinstance(value, dict):
-        items = sorted(value.items(), key=lambda kv: str(kv[0]))
-        return "map[" + " ".join(f"{k}:{_sprint(v)}" for k, v in items) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_sprint(v) for v in value) + "]"
-    return text(value)
 
 
 def _deep_equal(a: Any, b: Any) -> bool:
@@ -111,7 +101,7 @@ def _equals(key: Any, value: Any, *, negate: bool = False) -> bool:
         if key_quantity is not None and isinstance(value, str):
             value_quantity = parse_quantity(value)
             if value_quantity is None:
-                return False  # Kyverno answers false for both Equals and NotEquals here
+                return mismatch
             return (key_quantity.value == value_quantity.value) != negate
         if isinstance(value, str):
             return wildcard.match(value, key) != negate
@@ -221,7 +211,7 @@ def _strings_of(raw: str, *, lenient: bool) -> list[str] | None:
 def _in_scalar(key: str, value: Any) -> bool | None:
     """Deprecated ``In`` for a scalar key; None when V has an invalid type."""
     if isinstance(value, list):
-        return any(_both_ways(_sprint(item), key) for item in value)
+        return any(_both_ways(sprint(item), key) for item in value)
     if isinstance(value, str):
         if wildcard.match(value, key):
             return True
@@ -255,7 +245,7 @@ def _in_list(keys: list[Any], value: Any, *, negate: bool) -> bool | None:
 def _any_in_scalar(key: str, value: Any) -> bool | None:
     """``AnyIn``/``AllIn`` for a scalar key; None when V has an invalid type."""
     if isinstance(value, list):
-        return any(_both_ways(_sprint(item), key) for item in value)
+        return any(_both_ways(sprint(item), key) for item in value)
     if isinstance(value, str):
         if wildcard.match(value, key):
             return True
@@ -268,7 +258,7 @@ def _any_in_scalar(key: str, value: Any) -> bool | None:
 
 def _any_in_list(keys: list[str], value: Any, *, negate: bool) -> bool:
     if isinstance(value, list):
-        values: list[str] | None = [_sprint(item) for item in value]
+        values: list[str] | None = [sprint(item) for item in value]
     elif isinstance(value, bool) or is_number(value):
         values = [text(value)]
     elif isinstance(value, str):
@@ -289,7 +279,7 @@ def _any_in_list(keys: list[str], value: Any, *, negate: bool) -> bool:
 
 def _all_in_list(keys: list[str], value: Any, *, negate: bool) -> bool:
     if isinstance(value, list):
-        values: list[str] | None = [_sprint(item) for item in value]
+        values: list[str] | None = [sprint(item) for item in value]
     elif isinstance(value, str):
         if len(keys) == 1 and keys[0] == value:
             return not negate
@@ -317,7 +307,7 @@ def _membership(name: str, key: Any, value: Any) -> bool:
     if isinstance(key, list):
         if name in ("in", "notin"):
             return bool(_in_list(key, value, negate=name == "notin"))
-        texts = [_sprint(item) for item in key]
+        texts = [sprint(item) for item in key]
         if name in ("anyin", "anynotin"):
             return _any_in_list(texts, value, negate=name == "anynotin")
         return _all_in_list(texts, value, negate=name == "allnotin")
