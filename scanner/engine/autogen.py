@@ -6,10 +6,11 @@ import copy
 import json
 from typing import Any
 
-from scanner.engine.match import parse_kind
+from scanner.engine.match import is_version
 
 POD_CONTROLLERS = ("DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet",
                    "ReplicationController", "CronJob")
+_POD_AND_CONTROLLERS = frozenset((*POD_CONTROLLERS, "Pod"))
 _GVK = {
     "DaemonSet": "apps/v1/DaemonSet",
     "Deployment": "apps/v1/Deployment",
@@ -63,8 +64,34 @@ def _kinds(f: dict) -> list[str]:
     return [k for k in (res.get("kinds") or []) if isinstance(k, str)]
 
 
+def _kind_name(entry: str) -> str:
+    """The kind a kinds entry names, read the way autogen reads it (subresource dropped)."""
+    parts = entry.split("/")
+    if len(parts) == 1:
+        kind = entry.replace(".", "/", 1)
+    elif len(parts) == 2:
+        kind = parts[1].replace(".", "/", 1) if is_version(parts[0]) and parts != ["*", "*"] else entry
+    elif len(parts) == 3:
+        kind = f"{parts[1]}/{parts[2]}" if is_version(parts[0]) else parts[2].replace(".", "/", 1)
+    elif len(parts) == 4:
+        kind = f"{parts[2]}/{parts[3]}"
+    else:
+        kind = ""
+    pieces = kind.split("/")
+    return pieces[0] if len(pieces) == 2 else kind
+
+
 def _is_pod(kind: str) -> bool:
-    return parse_kind(kind).kind == "Pod"
+    return _kind_name(kind) == "Pod"
+
+
+def _blocks_autogen(f: dict) -> bool:
+    """A name, names, selector or annotations condition, or Pod mixed with other kinds."""
+    res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
+    if res.get("name") or res.get("names") or res.get("selector") is not None or res.get("annotations") is not None:
+        return True
+    kinds = _kinds(f)
+    return len(kinds) > 1 and any(_is_pod(k) for k in kinds)
 
 
 def autogen_controllers(policy: dict) -> frozenset[str]:
@@ -77,23 +104,16 @@ def autogen_controllers(policy: dict) -> frozenset[str]:
             return frozenset()
         for part in ("match", "exclude"):
             for f in _filters(rule.get(part)):
-                res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
-                if any(res.get(k) for k in ("name", "names", "selector", "annotations")):
+                if _blocks_autogen(f):
                     return frozenset()
-                kinds = _kinds(f)
-                if len(kinds) > 1 and any(_is_pod(k) for k in kinds):
-                    return frozenset()
-                if any(parse_kind(k).kind in ("Pod", *POD_CONTROLLERS) for k in kinds):
-                    mentions = True
+                mentions = mentions or not _POD_AND_CONTROLLERS.isdisjoint(_kinds(f))
     if not mentions:
         return frozenset()
     annotations = (policy.get("metadata") or {}).get("annotations") or {}
     value = annotations.get("pod-policies.kyverno.io/autogen-controllers")
     if value is None:
         return frozenset(POD_CONTROLLERS)
-    if str(value).strip() == "none":
-        return frozenset()
-    return frozenset(k.strip() for k in str(value).split(",") if k.strip() in POD_CONTROLLERS)
+    return frozenset(str(value).split(",")).intersection(POD_CONTROLLERS)
 
 
 def _has_json6902(mutate: Any) -> bool:

@@ -10,8 +10,13 @@ from typing import Any
 from scanner.engine import wildcard
 from scanner.engine.selector import LabelSelector, parse_selector
 
-_VERSION = re.compile(r"v\d+((alpha|beta)\d+)?")
+_VERSION = re.compile(r"v[0-9]+((alpha|beta)[0-9]+)?|\*")
 _KIND_HITS_LIMIT = 4096
+
+
+def is_version(segment: str) -> bool:
+    """True if a kinds-entry segment is read as an API version (``v1``, ``v2beta1``) or ``*``."""
+    return _VERSION.fullmatch(segment) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,29 +37,26 @@ class KindSelector:
 
 def parse_kind(entry: str) -> KindSelector:
     """Split a kinds entry into group/version/kind/subresource (spec 2.3)."""
-    if entry == "*/*":
-        return KindSelector("*", "*", "*", "*")
     parts = entry.split("/")
-    group, version, kind, sub = "*", "*", "", ""
+    parts = parts[:-1] + parts[-1].split(".")
     if len(parts) == 1:
-        kind = parts[0]
-    elif len(parts) == 2:
-        if parts[0] == "*" and parts[1].islower() and parts[1] != "*":
-            kind, sub = "*", parts[1]
-        elif parts[0] == "*" or _VERSION.fullmatch(parts[0]):
-            version, kind = parts[0], parts[1]
-        else:
-            kind, sub = parts[0], parts[1]
-    elif len(parts) == 3:
-        if parts[0] == "*" or _VERSION.fullmatch(parts[0]):
-            version, kind, sub = parts[0], parts[1], parts[2]
-        else:
-            group, version, kind = parts
-    else:
-        group, version, kind, sub = parts[0], parts[1], parts[2], "/".join(parts[3:])
-    if not sub and "." in kind:
-        kind, _, sub = kind.partition(".")
-    return KindSelector(group, version, kind, sub)
+        return KindSelector("*", "*", parts[0], "")
+    if len(parts) == 2:
+        first, second = parts
+        if first == "*" and second == "*":
+            return KindSelector("*", "*", "*", "*")
+        if first == "*" and second.lower() == second:
+            return KindSelector("*", "*", "*", second)
+        if is_version(first):
+            return KindSelector("*", first, second, "")
+        return KindSelector("*", "*", first, second)
+    if len(parts) == 3:
+        if is_version(parts[0]):
+            return KindSelector("*", parts[0], parts[1], parts[2])
+        return KindSelector(parts[0], parts[1], parts[2], "")
+    if len(parts) == 4:
+        return KindSelector(*parts)
+    return KindSelector("", "", "", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +90,23 @@ class ResourceView:
         meta = resource.get("metadata") or {}
         if not isinstance(meta, dict):
             meta = {}
-        name = meta.get("name") or meta.get("generateName") or ""
-        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        name = _text(meta.get("name")) or _text(meta.get("generateName"))
         return cls(
-            str(resource.get("kind") or ""), group, version, str(name),
-            str(meta.get("namespace") or ""), labels, annotations,
+            str(resource.get("kind") or ""), group, version, name,
+            _text(meta.get("namespace")), _string_map(meta.get("labels")), _string_map(meta.get("annotations")),
         )
+
+
+def _text(value: Any) -> str:
+    """A metadata string field as Kubernetes reads it: anything but a string counts as unset."""
+    return value if isinstance(value, str) else ""
+
+
+def _string_map(value: Any) -> dict[str, Any]:
+    """Labels or annotations as Kubernetes reads them: one non-string value drops the whole map."""
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        return {}
+    return value
 
 
 NamespaceLabels = Callable[[str], "dict[str, Any] | None"]
@@ -249,7 +261,7 @@ def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> Re
     if not isinstance(kinds_raw, list) or not all(isinstance(k, str) for k in kinds_raw):
         problems.append((rp + "/kinds", "kinds must be a list of strings"))
         kinds_raw = []
-    if res.get("name") is not None and res.get("names"):
+    if res.get("name") and res.get("names"):
         problems.append((rp, "name and names are mutually exclusive"))
 
     def strings(key: str) -> tuple[str, ...] | None:
@@ -265,6 +277,8 @@ def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> Re
         if res.get(key) is None:
             return None
         sel, problem = parse_selector(res.get(key))
+        if sel is not None and key == "selector" and not (sel.match_labels or sel.expressions):
+            problem = "The requirements are not specified in selector"
         if problem:
             problems.append((f"{rp}/{key}", problem))
         return sel
@@ -288,7 +302,7 @@ def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> Re
     name = res.get("name")
     return ResourceFilter(
         kinds=tuple(parse_kind(k) for k in kinds_raw),
-        name=name if isinstance(name, str) else None,
+        name=name if isinstance(name, str) and name else None,
         names=strings("names"),
         namespaces=strings("namespaces"),
         annotations=tuple((str(k), str(v)) for k, v in annotations.items()) if annotations is not None else None,
