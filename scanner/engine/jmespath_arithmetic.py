@@ -28,16 +28,22 @@ class _Qty:
     scale: int  # Go inf.Dec scale of the parsed value (digits after the decimal point)
 
 
-_QTY_TEXT = re.compile(r"[+-]?(\d*)(?:\.(\d*))?(.*)", re.DOTALL)
+_QTY_TEXT = re.compile(r"[+-]?0*(\d*)(?:\.(\d*))?(.*)", re.DOTALL)
 _DEC_EXP = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BIN_EXP = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 
 
 def _go_scale(text: str) -> int:
-    """The inf.Dec scale Kubernetes' ParseQuantity stores for ``text``."""
+    """The inf.Dec scale Kubernetes' ParseQuantity stores for ``text``.
+
+    Values on ParseQuantity's int64 fast path keep their own scale; the others are stored
+    as decimals rounded to nano precision (scale 9).
+    """
     m = _QTY_TEXT.fullmatch(text)
-    num, denom, suffix = (m.group(1) or ""), (m.group(2) or ""), m.group(3)  # type: ignore[union-attr]
-    if suffix.endswith("i"):
-        return 0 if not denom else 9
+    num, denom, suffix = (m.group(1) or "0"), (m.group(2) or ""), m.group(3)  # type: ignore[union-attr]
+    if suffix in _BIN_EXP:
+        digits = 15 - len(num) - _BIN_EXP[suffix] * 3 // 10 - 1
+        return 0 if not denom and digits >= 0 else 9
     exponent = _DEC_EXP.get(suffix)
     if exponent is None:
         exponent = int(suffix[1:])
@@ -176,17 +182,28 @@ def _sum(args: list[Any]) -> Any:
 
 
 def _go_round(value: float) -> float:
+    """Go ``math.Round``: half away from zero; infinities and NaN unchanged."""
+    if not math.isfinite(value):
+        return value
     t = math.trunc(value)
     if abs(value - t) >= 0.5:
         t += math.copysign(1.0, value)
     return float(t)
 
 
+def _power_of_ten(places: int) -> float:
+    """Go ``math.Pow(10, places)``: overflows to +Inf."""
+    try:
+        return math.pow(10, places)
+    except OverflowError:
+        return math.inf
+
+
 def _round(args: list[Any]) -> Any:
     places = as_int("round", float(args[1]), "decimal places")
     if places < 0:
         raise error("round", f"2 argument is out of bounds ({places})")
-    shift = math.pow(10, places)
+    shift = _power_of_ten(places)
     return _go_round(float(args[0]) * shift) / shift
 
 

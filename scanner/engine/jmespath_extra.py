@@ -16,6 +16,7 @@ from typing import Any
 
 from scanner.engine import re2
 from scanner.engine.jmespath_registry import FunctionSpec, error
+from scanner.errors import ScannerError
 
 _GO_PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12",
                                                  "192.168.0.0/16", "fc00::/7")]
@@ -117,7 +118,7 @@ def _parse_yaml(load_yaml: Callable[[str], Any] | None) -> Callable[[list[Any]],
             raise error("parse_yaml", "not supported: no YAML loader is available")
         try:
             return load_yaml(a[0])
-        except ValueError as exc:
+        except (ValueError, ScannerError) as exc:
             raise error("parse_yaml", str(exc)) from None
 
     return parse

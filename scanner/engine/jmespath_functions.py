@@ -36,6 +36,7 @@ from scanner.engine.jmespath_time import build_time_specs
 
 S, N, OBJ, A = ("string",), ("number",), ("object",), ("array",)
 SN = ("string", "number")
+_INT64_LIMIT = 2**63
 
 
 def float32_text(value: float) -> str:
@@ -93,8 +94,9 @@ def _split(text: str, sep: str) -> list[str]:
 
 
 def _replace(a: list[Any]) -> str:
+    """Go ``strings.Replace`` with ``int(n)``: a negative count, or one beyond int64, is all."""
     n = a[3]
-    count = int(n) if math.isfinite(n) else -1
+    count = int(n) if -_INT64_LIMIT <= n < _INT64_LIMIT else -1
     return a[0].replace(a[1], a[2], count if count >= 0 else -1)
 
 
@@ -147,12 +149,22 @@ def _semver_compare(a: list[Any]) -> bool:
     return contains(semver.parse_version_or_zero(a[0]))
 
 
-def _parse_json(a: list[Any]) -> Any:
-    def reject(constant: str) -> Any:
-        raise ValueError(f"invalid character {constant!r}")
+def _reject_constant(constant: str) -> Any:
+    raise ValueError(f"invalid character {constant!r}")
 
+
+def _within_float64(text: str, number: float) -> float:
+    """A decoded JSON number, refused (as Go does) when a float64 cannot hold it."""
+    if not math.isfinite(float(text)):
+        raise ValueError(f"cannot unmarshal number {text} into Go value of type float64")
+    return number
+
+
+def _parse_json(a: list[Any]) -> Any:
     try:
-        return json.loads(a[0], parse_constant=reject)
+        return json.loads(a[0], parse_constant=_reject_constant,
+                          parse_float=lambda text: _within_float64(text, float(text)),
+                          parse_int=lambda text: _within_float64(text, int(text)))
     except ValueError as exc:
         raise error("parse_json", str(exc)) from None
 

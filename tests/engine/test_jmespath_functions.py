@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pathlib
 import time
 from datetime import datetime, timedelta, timezone
@@ -13,6 +14,7 @@ from scanner.engine.jmespath_dialect import Evaluator, JMESPathError, compile_ex
 from scanner.engine.jmespath_functions import build_functions, custom_specs, float32_text
 from scanner.engine.jmespath_x509 import decode_pem
 from scanner.engine.re2 import RegexError, compile_re2, translate
+from scanner.errors import ManifestError
 
 NOW = datetime(2024, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=2)))
 EVALUATOR = Evaluator(build_functions(now=lambda: NOW, load_yaml=lambda text: {"yaml": text}))
@@ -30,6 +32,7 @@ ROWS = [
     ("equal_fold('Go', 'Ga')", False, "equal-fold-different"),
     ("replace('aaaa', 'a', 'b', `2`)", "bbaa", "replace-first-n"),
     ("replace('aaaa', 'a', 'b', `-1`)", "bbbb", "replace-negative-all"),
+    ("replace('aaa', 'a', 'b', `1e20`)", "bbb", "replace-count-beyond-int64-is-all"),
     ("replace_all('a-b-c', '-', '+')", "a+b+c", "replace-all"),
     ("to_upper('abc')", "ABC", "to-upper"),
     ("to_upper('ß')", "ß", "to-upper-keeps-single-rune"),
@@ -71,6 +74,7 @@ ROWS = [
     ("divide(`5`, `2`)", 2.5, "divide-numbers"),
     ("divide('1Gi', '512Mi')", 2.0, "divide-quantities-gives-number"),
     ("divide('10Mi', `3`)", "3495253", "divide-quantity-rounds-down"),
+    ("divide('1Pi', `3`)", "375299968947541333333333n", "divide-large-binary-keeps-nano-scale"),
     ("divide('1h', '30m0s')", 2.0, "divide-durations"),
     ("divide('1h', `4`)", "15m0s", "divide-duration-scalar"),
     ("modulo(`7`, `3`)", 1.0, "modulo-numbers"),
@@ -79,6 +83,7 @@ ROWS = [
     ("modulo('1h', '25m0s')", "10m0s", "modulo-durations"),
     ("round(`2.5`, `0`)", 3.0, "round-half-away"),
     ("round(`-2.345`, `2`)", -2.35, "round-places"),
+    ("round(`1e300`, `10`)", math.inf, "round-overflow-stays-infinite"),
     ("base64_decode('aGVsbG8=')", "hello", "base64-decode"),
     ("base64_encode('hello')", "aGVsbG8=", "base64-encode"),
     ("path_canonicalize('//a/./b/../c/')", "/a/c", "path-canonicalize"),
@@ -89,6 +94,10 @@ ROWS = [
     ("semver_compare('2.1.0', '<1.0.0 || >=2.0.0')", True, "semver-or-range"),
     ("semver_compare('1.3.0', '1.2.x')", False, "semver-wildcard"),
     ("semver_compare('garbage', '0.0.0')", True, "semver-bad-version-is-zero"),
+    ("semver_compare('1.5.0', '1.x.x')", False, "semver-x-x-bumps-minor"),
+    ("semver_compare('1.0.5', '1.x.x')", True, "semver-x-x-within-minor"),
+    ("semver_compare('3.0.0', '!4.x.x')", False, "semver-negated-wildcard-is-and"),
+    ("semver_compare('1.5.0', '1.0.0 - 2.0.0')", False, "semver-one-char-part-dropped"),
     ("parse_json('{\"a\": [1, true]}')", {"a": [1, True]}, "parse-json"),
     ("parse_yaml('a: 1')", {"yaml": "a: 1"}, "parse-yaml-uses-loader"),
     ("lookup(`{\"a\": 1}`, 'a')", 1, "lookup-object"),
@@ -149,8 +158,10 @@ ERRORS = [
     ("modulo(`1.5`, `1`)", "Non-integer argument(s) passed for modulo", "modulo-non-integer"),
     ("round(`1.5`, `-1`)", "out of bounds", "round-negative-places"),
     ("base64_decode('abc')", "illegal base64 data", "base64-bad-padding"),
-    ("semver_compare('1.0.0', '>=x')", "Could not parse Range", "semver-bad-range"),
+    ("semver_compare('1.0.0', '>=x')", "Could not get version from string", "semver-bad-range"),
+    ("semver_compare('1.0.0', '>=1.0')", "Could not parse Range", "semver-bad-range-version"),
     ("parse_json('{')", "JMESPath function 'parse_json'", "parse-json-invalid"),
+    ("parse_json('[1e400]')", "into Go value of type float64", "parse-json-number-too-large"),
     ("lookup(`[1]`, `0.5`)", "must be an integer", "lookup-fractional-index"),
     ("regex_match('(', 'x')", "error parsing regexp", "regex-syntax-error"),
     ("regex_match('(?=a)', 'a')", "invalid or unsupported Perl syntax", "regex-lookahead"),
@@ -182,6 +193,18 @@ def test_functions_without_clock_refuse_now() -> None:
 def test_functions_without_yaml_loader_refuse_parse_yaml() -> None:
     with pytest.raises(JMESPathError, match="no YAML loader"):
         Evaluator(build_functions()).search("parse_yaml('a: 1')", None)
+
+
+def test_parse_yaml_loader_error_is_a_function_error() -> None:
+    def refuse(text: str) -> Any:
+        raise ManifestError("invalid YAML: did not find expected ']'")
+
+    with pytest.raises(JMESPathError, match="JMESPath function 'parse_yaml': invalid YAML"):
+        Evaluator(build_functions(load_yaml=refuse)).search("parse_yaml('a: [1')", None)
+
+
+def test_round_with_overflowing_places_is_nan() -> None:
+    assert math.isnan(run("round(`2`, `400`)"))
 
 
 def test_random_matches_its_pattern() -> None:
