@@ -56,6 +56,10 @@ def test_jp_query_reads_input_and_query_files(tmp_path: pathlib.Path) -> None:
         pytest.param(["jp", "query", "-i", "/nonexistent/in.yaml", "a"], None,
                      "/nonexistent/in.yaml: cannot read input", id="missing-input-file"),
         pytest.param(["jp", "query", "a"], "a: [\n", "invalid YAML", id="bad-yaml-input"),
+        pytest.param(["jp", "query", "round(`2`, `400`)"], "{}", "json: unsupported value: NaN",
+                     id="result-without-json-form"),
+        pytest.param(["jp", "query", "lookup(`[1]`, `1e20`)"], "{}", "argument #2 must be an integer",
+                     id="index-beyond-int64"),
     ],
 )
 def test_jp_query_errors_exit_2(

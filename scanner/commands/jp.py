@@ -74,13 +74,19 @@ def query(expressions: tuple[str, ...], input_path: str | None, query_files: tup
             result = evaluator.search(compile_expression(text), data)
         except JMESPathError as exc:
             raise ScannerError(f"{text}: {exc.message}") from exc
-        click.echo(f"# {text}")
-        if unquoted and isinstance(result, str):
-            click.echo(result)
-        elif compact:
-            click.echo(gofmt.to_json(result))
-        else:
-            click.echo(json.dumps(_plain(result), indent=2, ensure_ascii=False, sort_keys=True))
+        click.echo(f"# {text}\n{_shown(text, result, unquoted=unquoted, compact=compact)}")
+
+
+def _shown(text: str, result: Any, *, unquoted: bool, compact: bool) -> str:
+    """A query's result as printed: JSON (NaN and infinities have none: an error), or a bare string."""
+    if unquoted and isinstance(result, str):
+        return result
+    try:
+        if compact:
+            return gofmt.to_json(result)
+        return json.dumps(_plain(result), indent=2, ensure_ascii=False, sort_keys=True)
+    except ValueError as exc:
+        raise ScannerError(f"{text}: json: {exc}") from exc
 
 
 @jp.command("function")

@@ -89,7 +89,7 @@ STANDARD_FUNCTION_NAMES = frozenset(jp_functions.Functions.FUNCTION_TABLE)
 
 
 def as_int(name: str, value: float, what: str = "argument") -> int:
-    """An integral float as int, else a Kyverno-style error."""
-    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+    """An integral float that an int64 holds, as int, else a Kyverno-style error."""
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value) or abs(value) >= 2**63):
         raise error(name, f"{what} must be an integer, got {value}")
     return int(value)
