@@ -10,7 +10,6 @@ calls, registries, global context) comes through a ``ContextLoader``; the engine
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,12 +17,12 @@ from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath_dialect import (
     Evaluator,
     JMESPathError,
-    UnknownKeyError,
     compile_expression,
 )
 from scanner.engine.match import UserInfo
 from scanner.engine.variables import SubstitutionError, resolve_references, substitute_all
 
+_SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 _IMAGE_KINDS = {
     "Pod": ("spec",),
     "Deployment": ("spec", "template", "spec"),
@@ -115,6 +114,15 @@ def compute_images(resource: dict) -> dict | None:
     return images
 
 
+def _service_account(username: str) -> tuple[str, str]:
+    """Namespace and name of a ``system:serviceaccount:<ns>:<name>`` user (the first two
+    fields after the prefix, as Kyverno reads them), else empty strings."""
+    if not username.startswith(_SERVICE_ACCOUNT_PREFIX):
+        return "", ""
+    fields = username[len(_SERVICE_ACCOUNT_PREFIX):].split(":")
+    return (fields[0], fields[1]) if len(fields) >= 2 else ("", "")
+
+
 def _mention(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?:^|[^\w.]){re.escape(name)}\b")
 
@@ -166,9 +174,7 @@ class VariableContext:
                                    "groups": list(user.groups), "extra": user.extra}
             request["roles"] = list(user.roles)
             request["clusterRoles"] = list(user.cluster_roles)
-            parts = user.username.split(":")
-            if len(parts) == 4 and parts[:2] == ["system", "serviceaccount"]:
-                sa_ns, sa_name = parts[2], parts[3]
+            sa_ns, sa_name = _service_account(user.username)
         tree: dict[str, Any] = {"request": request, "serviceAccountName": sa_name,
                                 "serviceAccountNamespace": sa_ns}
         ctx = cls(tree, evaluator, loader, delete=operation == "DELETE", policy_namespace=policy_namespace)
@@ -209,7 +215,7 @@ class VariableContext:
                 images = compute_images(self._resource)
             except ImageReferenceError as exc:
                 raise ContextError(f"failed to parse image references: {exc}") from exc
-            if images is not None:
+            if images:
                 self.tree = set_path(self.tree, ["images"], images, merge=False)
         while self._pending:
             hit = next((p for p in self._pending if p.pattern.search(text)), None)
@@ -313,9 +319,3 @@ class VariableContext:
             response = self.evaluator.search(compile_expression(self.substitute_variables(expr)), response)
         self.tree = set_path(self.tree, [name], response)
 
-
-def is_unknown_key(exc: BaseException) -> bool:
-    return isinstance(exc, UnknownKeyError)
-
-
-ResolveFn = Callable[[str], Any]

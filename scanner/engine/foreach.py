@@ -6,6 +6,7 @@ from typing import Any
 
 from scanner.engine.conditions import ConditionBlock, ConditionError, evaluate_block, parse_conditions
 from scanner.engine.context import ContextError, VariableContext
+from scanner.engine.gofmt import type_name
 from scanner.engine.jmespath_dialect import JMESPathError, UnknownKeyError
 from scanner.engine.memo import built
 from scanner.engine.pattern import CompiledPattern
@@ -39,6 +40,8 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
             if element is None:
                 continue
             ctx.restore(state)
+            if entry.get("elementScope") is True and not isinstance(element, dict):
+                return RuleStatus.ERROR, _scope_error(element), ""
             for key, value in (("element", element), (f"element{depth}", element),
                                ("elementIndex", index), (f"elementIndex{depth}", index)):
                 ctx.set(key, value)
@@ -58,6 +61,12 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
     return RuleStatus.PASS, "rule passed", ""
 
 
+def _scope_error(element: Any) -> str:
+    """Kyverno's message for ``elementScope: true`` on an element that is not a map."""
+    return ("failed to process foreach: cannot use elementScope=true foreach rules for elements "
+            f"that are not maps, expected type=map got type={type_name(element)}")
+
+
 def _foreach_conditions(raw: Any) -> ConditionBlock:
     return parse_conditions(raw, foreach=True)
 
@@ -75,13 +84,8 @@ def _static_any_pattern(raw: Any) -> tuple[CompiledPattern, ...] | None:
 
 def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, element: Any,
              depth: int, operation: str, validate: Any) -> Outcome:
-    scope = entry.get("elementScope")
-    if isinstance(element, dict):
-        document = element if scope is not False else resource
-    else:
-        if scope is True:
-            return RuleStatus.ERROR, "elementScope is true but the element is not an object", ""
-        document = resource
+    scoped = isinstance(element, dict) and entry.get("elementScope") is not False
+    document = element if scoped else resource
     ctx.add_entries(entry.get("context"))
     preconditions = entry.get("preconditions")
     if preconditions is not None:

@@ -127,6 +127,21 @@ def sprint(value: Any) -> str:
         return "[" + " ".join(sprint(v) for v in value) + "]"
     return text(value)
 
+
+def type_name(value: Any) -> str:
+    """Go ``%T`` of a decoded JSON value."""
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    return "float64"
+
 _HTML_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 

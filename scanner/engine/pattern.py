@@ -11,7 +11,7 @@ from typing import Any
 
 from scanner.engine import wildcard
 from scanner.engine.anchor import Anchor, parse_key
-from scanner.engine.gofmt import is_number, sprint
+from scanner.engine.gofmt import is_number, sprint, type_name
 from scanner.engine.operators import compare_scalar
 from scanner.engine.operators import parse_go_float as parse_float
 
@@ -58,20 +58,6 @@ _PASSED = PatternOutcome("pass")
 
 def _wrap(err: PatternError, kind: str, prefix: str) -> PatternError:
     return PatternError(kind, err.path, f"{prefix}: {err.message}")
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    return "float64"
 
 
 def _mismatch(value: Any, pattern: Any, path: str) -> PatternError:
@@ -223,7 +209,7 @@ class _Entry:
                 self.existence = [compile_node(item) if isinstance(item, dict) else None for item in value]
             else:
                 self.existence_type_error = (
-                    f"invalid pattern type {_type_name(value)}: Pattern has to be of list to compare against resource"
+                    f"invalid pattern type {type_name(value)}: Pattern has to be of list to compare against resource"
                 )
 
 
@@ -256,7 +242,7 @@ class MapNode(Node):
                 FAIL,
                 path,
                 f"pattern and resource have different structures. Path: {path}. "
-                f"Expected map[string]interface {{}}, found {_type_name(value)}",
+                f"Expected map[string]interface {{}}, found {type_name(value)}",
             )
         if self.expansions is not None:
             expanded = _expand_metadata(self, value)
@@ -335,7 +321,7 @@ def _check_entry(entry: _Entry, resource: dict, path: str, seen: dict[str, bool]
     if not isinstance(items, list):
         return PatternError(
             FAIL, child_path,
-            f"invalid resource type {_type_name(items)}: Existence ^ () anchor can be used only "
+            f"invalid resource type {type_name(items)}: Existence ^ () anchor can be used only "
             "on list/array type resource",
         )
     if entry.existence_type_error:

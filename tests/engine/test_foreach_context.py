@@ -7,7 +7,7 @@ import pytest
 from scanner.engine.context import ContextError
 from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import evaluate_policy
-from scanner.engine.match import Request
+from scanner.engine.match import Request, UserInfo
 from scanner.engine.policy import parse_policy
 from scanner.engine.values import parse_values
 
@@ -59,8 +59,14 @@ CASES = [
                  [("fail", "validation failure: validation failure: validation error: rule r failed")],
                  id="nested-foreach-outer-element-variable"),
     pytest.param(policy("{foreach: [{list: 'request.object.spec.containers[].name', elementScope: true, pattern: {x: 1}}]}"),
-                 [("error", "validation failure: elementScope is true but the element is not an object")],
+                 [("error", "failed to process foreach: cannot use elementScope=true foreach rules for elements "
+                            "that are not maps, expected type=map got type=string")],
                  id="element-scope-on-scalars-errors"),
+    pytest.param(policy("{foreach: [{list: request.object.spec.containers, foreach: [{list: 'element.ports[].containerPort', "
+                        "elementScope: true, pattern: {x: 1}}]}]}"),
+                 [("error", "validation failure: failed to process foreach: cannot use elementScope=true foreach rules "
+                            "for elements that are not maps, expected type=map got type=float64")],
+                 id="element-scope-on-scalars-in-nested-foreach-gets-one-prefix"),
     pytest.param(policy("{deny: {}}"), [("fail", "validation error: rule r failed")], id="v15-empty-deny-always-fails"),
     pytest.param(policy("{message: '{{request.object.metadata.name}} is denied', deny: {conditions: {any: [{key: '{{request.object.metadata.labels.tier}}', operator: Equals, value: db}]}}}"),
                  [("fail", "web is denied")], id="deny-message-substituted-without-prefix"),
@@ -93,6 +99,36 @@ def test_rule_outcome(compiled, expected: list) -> None:
     for (_, message), (_, want) in zip(got, expected, strict=True):
         if want is not None:
             assert message == want
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        pytest.param({}, "error", id="pod-without-containers-has-no-images-variable"),
+        pytest.param({"containers": [{"name": "a"}]}, "error", id="containers-without-image-leave-images-absent"),
+        pytest.param({"containers": [{"name": "a", "image": "nginx"}]}, "pass", id="pod-with-an-image-has-images"),
+    ],
+)
+def test_images_variable_exists_only_with_images(spec: dict, expected: str) -> None:
+    compiled = policy("{deny: {conditions: [{key: '{{ images }}', operator: Equals, value: x}]}}")
+    [(status, _)] = run(compiled, {**POD, "spec": spec})
+    assert status == expected
+
+
+@pytest.mark.parametrize(
+    ("username", "expected"),
+    [
+        pytest.param("system:serviceaccount:prod:ci", "prod/ci", id="service-account-user"),
+        pytest.param("system:serviceaccount:prod:ci:extra", "prod/ci", id="extra-fields-after-the-name-ignored"),
+        pytest.param("system:serviceaccount:prod", "/", id="namespace-only-gives-empty-strings"),
+        pytest.param("alice", "/", id="ordinary-user-gives-empty-strings"),
+    ],
+)
+def test_service_account_variables(username: str, expected: str) -> None:
+    compiled = policy("{message: '{{serviceAccountNamespace}}/{{serviceAccountName}}', "
+                      "deny: {conditions: [{key: 1, operator: Equals, value: 1}]}}")
+    [(_, message)] = run(compiled, request=Request(user=UserInfo(username=username)))
+    assert message == expected
 
 
 def test_error_messages_name_the_variable() -> None:
