@@ -205,22 +205,40 @@ def evaluate_cel_rule(
         "oldObject": cel_env.as_cel_data(old_object),
         "request": request,
         "namespaceObject": namespace_object,
-        "params": None,
     }
-    bound = cel_env.activation(data)
+    for param in params if params else [None]:
+        bound = cel_env.activation({**data, "params": cel_env.as_cel_data(param)})
+        try:
+            outcome = _unmet_preconditions(rule, bound) or _first_failure(rule, bound)
+        except cel_env.CelUnsupportedError as e:
+            return CelResult(RuleStatus.ERROR, str(e))
+        if outcome is not None:
+            return outcome
+    return CelResult(RuleStatus.PASS, f"Validation rule '{rule_name}' passed.")
+
+
+def _unmet_preconditions(rule: CompiledCelRule, bound: Any) -> CelResult | None:
+    """``skip`` when any precondition is false (even after one erred), else ``fail`` with
+    every precondition error (Kubernetes' match-condition semantics), else None."""
+    errors: list[str] = []
     for pre in rule.preconditions:
         outcome = cel_env.run(pre.program, bound)
         if outcome.error is not None:
-            return CelResult(RuleStatus.FAIL, _error_message(pre.expression, outcome.error))
-        if outcome.value is not True:
+            errors.append(_error_message(pre.expression, outcome.error))
+        elif not isinstance(outcome.value, bool):
+            errors.append(_non_boolean_message(pre.expression))
+        elif not outcome.value:
             return CelResult(RuleStatus.SKIP, PRECONDITIONS_NOT_MET)
-    for param in params if params else [None]:
-        if param is not None:
-            bound = cel_env.activation({**data, "params": cel_env.as_cel_data(param)})
-        failure = _first_failure(rule, bound)
-        if failure is not None:
-            return failure
-    return CelResult(RuleStatus.PASS, f"Validation rule '{rule_name}' passed.")
+    if errors:
+        return CelResult(RuleStatus.FAIL, _aggregate(errors))
+    return None
+
+
+def _aggregate(messages: list[str]) -> str:
+    """Several error messages as Kubernetes aggregates them: repeats dropped, more than one
+    listed in brackets."""
+    distinct = list(dict.fromkeys(messages))
+    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
 
 
 def _first_failure(rule: CompiledCelRule, bound: Any) -> CelResult | None:
@@ -229,10 +247,7 @@ def _first_failure(rule: CompiledCelRule, bound: Any) -> CelResult | None:
         if outcome.error is not None:
             return CelResult(RuleStatus.FAIL, _error_message(item.expression, outcome.error))
         if not isinstance(outcome.value, bool):
-            return CelResult(
-                RuleStatus.FAIL,
-                f"expression '{item.expression}' resulted in a non-boolean value",
-            )
+            return CelResult(RuleStatus.FAIL, _non_boolean_message(item.expression))
         if not outcome.value:
             return CelResult(RuleStatus.FAIL, _failure_message(item, bound))
     return None
@@ -240,6 +255,10 @@ def _first_failure(rule: CompiledCelRule, bound: Any) -> CelResult | None:
 
 def _error_message(expression: str, error: str) -> str:
     return f"expression '{expression}' resulted in error: {error}"
+
+
+def _non_boolean_message(expression: str) -> str:
+    return f"expression '{expression}' resulted in a non-boolean value"
 
 
 def _failure_message(item: CelExpression, bound: Any) -> str:
@@ -250,4 +269,4 @@ def _failure_message(item: CelExpression, bound: Any) -> str:
             return text
     if item.message:
         return item.message
-    return f"failed expression: {item.expression}"
+    return f"failed expression: {item.expression.strip()}"

@@ -18,10 +18,12 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from scanner.engine.types import RuleStatus
 
-# the root variables of an admission-policy expression (spec 12.2)
-ROOT_VARIABLES = ("object", "oldObject", "request", "namespaceObject", "params", "authorizer")
+# the root variables of an admission-policy expression (spec 12.2); ``authorizer`` is left
+# undeclared, so that every use of it is reported as not supported
+ROOT_VARIABLES = ("object", "oldObject", "request", "namespaceObject", "params")
 
-# Kubernetes CEL library functions the C++ runtime lacks; named in compile errors
+# functions and variables of the Kubernetes CEL environment the C++ runtime lacks (the
+# Kubernetes libraries and cel-go's two-variable comprehensions); named in compile errors
 KUBERNETES_LIBRARY = frozenset(
     {
         "quantity",
@@ -41,9 +43,27 @@ KUBERNETES_LIBRARY = frozenset(
         "min",
         "max",
         "sets",
+        "format",
+        "image",
+        "isImage",
         "authorizer",
+        "transformList",
+        "transformMap",
+        "transformMapEntry",
     }
 )
+
+# list functions of the Kubernetes lists library whose names the strings extension also
+# declares: a call that fits no string overload is taken for the list one
+LIST_FUNCTIONS_SHARED_WITH_STRINGS = ("indexOf", "lastIndexOf")
+
+# comprehension macros that also take a two-variable form (cel-go ``TwoVarComprehensions``)
+_TWO_VARIABLE_COMPREHENSION = re.compile(
+    r"\.\s*(?:all|exists|existsOne|exists_one)\s*\(\s*[A-Za-z_]\w*\s*,\s*[A-Za-z_]\w*\s*,"
+)
+
+# the strings extension version of the Kubernetes base environment
+STRINGS_VERSION = 2
 
 
 class CelCompileError(Exception):
@@ -85,7 +105,7 @@ def environment() -> Any:
             variables={name: _cel.Type.DYN for name in ROOT_VARIABLES},
             extensions=[
                 ext_optional.ExtOptional(),
-                ext_strings.ExtStrings(),
+                ext_strings.ExtStrings(STRINGS_VERSION),
                 ext_bindings.ExtBindings(),
             ],
         )
@@ -125,12 +145,9 @@ def compile_program(text: str, *, expect: str | None = None) -> Any:
         program = env.compile(text)
     except RuntimeError as e:
         message = _clean(str(e), keep_position=False)
+        if (unsupported := _unsupported_feature(text, message)) is not None:
+            raise CelCompileError(f"not supported: {unsupported}") from e
         undeclared = re.findall(r"undeclared reference to '([^']+)'", message)
-        for name in undeclared:
-            if name in KUBERNETES_LIBRARY or name.split(".")[-1] in KUBERNETES_LIBRARY:
-                raise CelCompileError(
-                    f"not supported: CEL function or variable {name!r} (Kubernetes CEL library)"
-                ) from e
         if undeclared or "no matching overload" not in message:
             raise CelCompileError(message) from e
         try:
@@ -145,22 +162,52 @@ def compile_program(text: str, *, expect: str | None = None) -> Any:
     return program
 
 
+def _unsupported_feature(text: str, message: str) -> str | None:
+    """The CEL feature of the Kubernetes environment a compile error of ``text`` is due to."""
+    undeclared = re.findall(r"undeclared reference to '([^']+)'", message)
+    if undeclared and _TWO_VARIABLE_COMPREHENSION.search(text):
+        return "two-variable comprehensions"
+    for name in undeclared:
+        if name in KUBERNETES_LIBRARY or name.split(".")[-1] in KUBERNETES_LIBRARY:
+            return f"CEL function or variable {name!r} (Kubernetes CEL library)"
+    for name in re.findall(r"no matching overload for '([^']+)' applied to '\(list", message):
+        if name in LIST_FUNCTIONS_SHARED_WITH_STRINGS:
+            return f"CEL function {name!r} on lists (Kubernetes CEL library)"
+    return None
+
+
 def activation(data: dict[str, Any]) -> Any:
     """An activation binding the root variables (absent ones are null)."""
-    bound = {name: data.get(name) for name in ROOT_VARIABLES if name != "authorizer"}
+    bound = {name: data.get(name) for name in ROOT_VARIABLES}
     return environment().Activation(bound)
 
 
+class CelUnsupportedError(Exception):
+    """An expression reached, at run time, a Kubernetes CEL library function the runtime lacks."""
+
+
+_LIST_CALL = re.compile(r"no such overload: \(list\)\.(\w+)\(")
+
+
 def run(program: Any, bound: Any) -> CelOutcome:
-    """Evaluate a compiled program against an activation; errors become text."""
+    """Evaluate a compiled program against an activation; errors become text.
+
+    Raises ``CelUnsupportedError`` when a value only known at run time to be a list meets a
+    list function of the Kubernetes library (``indexOf``, ``lastIndexOf``)."""
     try:
         result = program.eval(bound)
     except RuntimeError as e:
-        return CelOutcome(error=error_text(str(e)))
+        return _checked(error_text(str(e)))
     kind = result.type()
     if kind == _cel.Type.ERROR:
-        return CelOutcome(error=error_text(str(result.value())))
+        return _checked(error_text(str(result.value())))
     return CelOutcome(value=result.plain_value())
+
+
+def _checked(error: str) -> CelOutcome:
+    if (m := _LIST_CALL.match(error)) and m.group(1) in LIST_FUNCTIONS_SHARED_WITH_STRINGS:
+        raise CelUnsupportedError(f"not supported: CEL function {m.group(1)!r} on lists (Kubernetes CEL library)")
+    return CelOutcome(error=error)
 
 
 _KEY = re.compile(r'Key not found in map : "?(.*?)"?$')

@@ -210,6 +210,10 @@ def test_cel_integer_arithmetic_on_resource_numbers_fails_like_the_cli() -> None
             id="no-message-names-expression",
         ),
         pytest.param(
+            {"expressions": [{"expression": "\n 1 == 2\n"}]}, "", "failed expression: 1 == 2",
+            id="no-message-names-trimmed-expression",
+        ),
+        pytest.param(
             {"expressions": [{"expression": "true"}, {"expression": "false", "message": "2nd"},
                              {"expression": "false", "message": "3rd"}]},
             "",
@@ -239,6 +243,21 @@ def test_cel_failure_message(cel: dict, message: str, expected: str) -> None:
             [{"name": "a", "expression": "object.spec.nothing == 'x'"}],
             RuleStatus.FAIL, "no such key: nothing",
             id="precondition-error-fails",
+        ),
+        pytest.param(
+            [{"name": "a", "expression": "object.spec.nothing == 'x'"},
+             {"name": "b", "expression": "false"}],
+            RuleStatus.SKIP, "cel preconditions not met",
+            id="false-precondition-after-error-skips",
+        ),
+        pytest.param(
+            [{"name": "a", "expression": "object.spec.one == 'x'"},
+             {"name": "b", "expression": "true"},
+             {"name": "c", "expression": "object.spec.two == 'x'"}],
+            RuleStatus.FAIL,
+            "[expression 'object.spec.one == 'x'' resulted in error: no such key: one, "
+            "expression 'object.spec.two == 'x'' resulted in error: no such key: two]",
+            id="precondition-errors-are-listed-together",
         ),
     ],
 )  # fmt: skip
@@ -284,6 +303,14 @@ def test_cel_runaway_comprehension_stops_with_an_error() -> None:
     assert "cost limit exceeded" in result.message
 
 
+@pytest.mark.parametrize("function", ["indexOf", "lastIndexOf"])
+def test_cel_list_function_met_at_run_time_is_not_supported(function: str) -> None:
+    tagged = {"kind": "Pod", "spec": {"tags": ["app", "side"]}}  # a list known only at run time
+    result = _run(_expr(f"object.spec.tags.{function}('side') == 1"), obj=tagged)
+    assert (result.status, result.message) == (
+        RuleStatus.ERROR, f"not supported: CEL function '{function}' on lists (Kubernetes CEL library)")
+
+
 def test_cel_pass_message_names_the_rule() -> None:
     result = _run(_expr("true"))
     assert (result.status, result.message) == (RuleStatus.PASS, "Validation rule 'r' passed.")
@@ -307,6 +334,23 @@ def test_cel_old_object_and_delete_bindings() -> None:
         pytest.param(_expr("quantity('1Gi') > quantity('1')"), None,
                      "/validate/cel/expressions/0/expression", "not supported",
                      id="kubernetes-library-not-supported"),
+        pytest.param(_expr("[3, 1].indexOf(1) == 1"), None,
+                     "/validate/cel/expressions/0/expression", "not supported: CEL function 'indexOf'",
+                     id="list-index-of-not-supported"),
+        pytest.param(_expr("authorizer != null"), None, "/validate/cel/expressions/0/expression",
+                     "not supported: CEL function or variable 'authorizer'",
+                     id="authorizer-not-supported"),
+        pytest.param(_expr("format.dns1123Label().validate('x') == optional.none()"), None,
+                     "/validate/cel/expressions/0/expression",
+                     "not supported: CEL function or variable 'format'",
+                     id="format-library-not-supported"),
+        pytest.param(_expr("{'a': 1}.all(k, v, v == 1)"), None,
+                     "/validate/cel/expressions/0/expression",
+                     "not supported: two-variable comprehensions",
+                     id="two-variable-comprehension-not-supported"),
+        pytest.param(_expr("'ab'.reverse() == 'ba'"), None,
+                     "/validate/cel/expressions/0/expression", "undeclared reference to 'reverse'",
+                     id="strings-extension-is-version-2"),
         pytest.param(_expr("'text'"), None, "/validate/cel/expressions/0/expression",
                      "must evaluate to bool", id="non-bool-expression"),
         pytest.param({"expressions": [{"expression": "true", "messageExpression": "1"}]}, None,
@@ -367,10 +411,13 @@ PARAMS_CEL = {
                      id="no-params-deny-errors"),
         pytest.param({**PARAMS_CEL, "paramRef": {"name": "limit"}}, [], RuleStatus.PASS,
                      "passed", id="no-params-allow-passes"),
+        pytest.param(PARAMS_CEL, [{"max": 5, "skip": True}, {"max": 3}], RuleStatus.SKIP,
+                     "cel preconditions not met", id="preconditions-see-each-param"),
     ],
 )  # fmt: skip
 def test_cel_params(cel: dict, params: list[dict], status: RuleStatus, message: str) -> None:
-    result = _run(cel, params=params)
+    pre = [{"name": "enabled", "expression": "!params.?skip.orValue(false)"}]
+    result = _run(cel, params=params, pre=pre)
     assert result.status == status
     assert message in result.message
 
