@@ -71,22 +71,24 @@ def parse_exception(doc: dict) -> PolicyException:
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
     entries = []
     raw_entries = spec.get("exceptions")
-    if not isinstance(raw_entries, list) or not raw_entries:
-        problems.append(("/spec/exceptions", "exceptions must be a non-empty list"))
+    if not isinstance(raw_entries, list):
+        problems.append(("/spec/exceptions", "exceptions must be a list"))
         raw_entries = []
     for i, entry in enumerate(raw_entries):
         if not isinstance(entry, dict) or not entry.get("policyName"):
-            problems.append((f"/spec/exceptions/{i}/policyName", "policyName is required"))
+            problems.append((f"/spec/exceptions/{i}/policyName", "an exception requires a policy name"))
             continue
         rules = entry.get("ruleNames")
-        if not isinstance(rules, list) or not rules or not all(isinstance(r, str) for r in rules):
-            problems.append((f"/spec/exceptions/{i}/ruleNames", "ruleNames must be a non-empty list of strings"))
+        if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+            problems.append((f"/spec/exceptions/{i}/ruleNames", "ruleNames must be a list of strings"))
             continue
         entries.append((str(entry["policyName"]), tuple(rules)))
     match_raw = spec.get("match")
     if isinstance(match_raw, dict) and match_raw.get("resources") is not None:
         problems.append(("/spec/match/resources", "exceptions use match.any or match.all"))
-    match = parse_match_block(match_raw, problems, "/spec/match", require_kinds=True)
+    match = parse_match_block(match_raw, problems, "/spec/match", require_kinds=False)
+    if spec.get("background") is not False and any(f.has_user_info for f in match.filters):
+        problems.append(("/spec/match", "usage of user info is forbidden when background processing is enabled"))
     conditions = None
     if spec.get("conditions") is not None:
         try:

@@ -9,6 +9,7 @@ from typing import Any
 from scanner.engine.anchor import Anchor, parse_key, unknown_anchor
 from scanner.engine.match import KindSelector, MatchBlock, parse_match_block
 from scanner.engine.pattern import CompiledPattern
+from scanner.engine.policy_checks import FAILURE_ACTIONS
 from scanner.engine.selector import LabelSelector, parse_selector
 from scanner.engine.types import FailureAction
 from scanner.errors import Location, PolicyError
@@ -16,7 +17,6 @@ from scanner.errors import Location, PolicyError
 POLICY_API_VERSIONS = ("kyverno.io/v1", "kyverno.io/v2beta1")
 POLICY_KINDS = ("ClusterPolicy", "Policy")
 AUTOGEN_ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
-_ACTIONS = ("Audit", "Enforce", "audit", "enforce")
 _HANDLERS = ("manifests", "podSecurity", "cel")
 
 
@@ -146,7 +146,7 @@ def parse_overrides(raw: Any, problems: list[tuple[str, str]], pointer: str) -> 
             problems.append((f"{pointer}/{i}", "must be an object"))
             continue
         action = entry.get("action")
-        if action not in _ACTIONS:
+        if action not in FAILURE_ACTIONS:
             continue  # Kyverno ignores overrides with an unknown action
         selector = None
         if entry.get("namespaceSelector") is not None:
@@ -372,7 +372,7 @@ def parse_policy(doc: Any) -> Policy:
         problems.append(("/spec", "spec is required"))
         raise InvalidPolicyError(display, problems)
     action_raw = spec.get("validationFailureAction")
-    if action_raw is not None and action_raw not in _ACTIONS:
+    if action_raw is not None and action_raw not in FAILURE_ACTIONS:
         problems.append(("/spec/validationFailureAction", f"invalid validationFailureAction {action_raw!r}"))
     background = spec.get("background", True) is not False
     if spec.get("admission") is False and not background:
@@ -385,6 +385,9 @@ def parse_policy(doc: Any) -> Policy:
         problems.append(("/spec/applyRules", "applyRules must be One or All"))
     overrides = parse_overrides(spec.get("validationFailureActionOverrides"), problems,
                                 "/spec/validationFailureActionOverrides")
+    if kind == "ClusterPolicy":
+        policy_checks.check_override_namespaces(spec.get("validationFailureActionOverrides"), problems,
+                                                "/spec/validationFailureActionOverrides")
     raw_rules = spec.get("rules")
     if not isinstance(raw_rules, list):
         problems.append(("/spec/rules", "rules must be a list"))
@@ -412,19 +415,18 @@ def parse_policy(doc: Any) -> Policy:
                 policy_checks.check_conditions(fe["deny"].get("conditions"), problems, fp + "/deny/conditions")
         policy_checks.check_label_values(validate, problems, rp + "/validate")
         if kind == "Policy":
-            for mode_ptr, f in _match_filters(raw.get("match"), rp + "/match"):
-                if isinstance(f.get("resources"), dict) and f["resources"].get("namespaces"):
-                    problems.append((mode_ptr + "/resources/namespaces", "a namespaced Policy cannot match namespaces"))
+            policy_checks.check_namespaced_filters(raw, problems, rp)
+        else:
+            policy_checks.check_override_namespaces(validate.get("failureActionOverrides"), problems,
+                                                    rp + "/validate/failureActionOverrides")
         if background:
             for part in ("match", "exclude"):
                 for fptr, f in _match_filters(raw.get(part), f"{rp}/{part}"):
                     for key in ("roles", "clusterRoles", "subjects"):
                         if f.get(key):
                             problems.append((f"{fptr}/{key}", f"{key} are not allowed when background is true"))
-                    res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
-                    if part == "match" and any(k == "*" for k in res.get("kinds") or []):
-                        problems.append((f"{fptr}/resources/kinds",
-                                         "wildcard kind '*' is not allowed when background is true"))
+        policy_checks.check_wildcard_kinds(raw, background, problems, rp)
+        policy_checks.check_match_exclude_conflict(raw, problems, rp)
         rules.append(compile_rule(raw, problems, rp))
     if problems:
         raise InvalidPolicyError(display, problems)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from scanner.engine import wildcard
 from scanner.engine.conditions import OPERATORS
 
 _VARIABLE = re.compile(r"(?<!\\)\{\{(.*?)\}\}", re.DOTALL)
@@ -13,13 +14,14 @@ _RULE_TYPES = ("validate", "mutate", "generate", "verifyImages")
 _RESERVED_CONTEXT = ("images", "request", "serviceAccountName", "serviceAccountNamespace",
                      "element", "elementIndex")
 _CONTEXT_SOURCES = ("configMap", "apiCall", "variable", "imageRegistry", "globalReference")
-_USER_INFO_VARS = ("request.userInfo", "request.roles", "request.clusterRoles",
-                   "serviceAccountName", "serviceAccountNamespace")
+_USER_INFO_VAR = re.compile(
+    r"[^.](serviceAccountName|serviceAccountNamespace|request\.userInfo|request\.roles|request\.clusterRoles)\b")
 _BUILTIN_ROOT = re.compile(
     r"(request\.|request$|serviceAccountName|serviceAccountNamespace|element|@|images|image\.|"
     r"[A-Za-z_][A-Za-z0-9_]*\s*\()"
 )
 _OPERATIONS = {"CREATE", "UPDATE", "DELETE", "CONNECT"}
+FAILURE_ACTIONS = ("Audit", "Enforce", "audit", "enforce")
 
 Problems = list[tuple[str, str]]
 
@@ -164,7 +166,7 @@ def check_rule_variables(rule: dict, problems: Problems, pointer: str, backgroun
         inside_foreach = ptr.startswith(foreach_ptr) and validate.get("foreach") is not None
         if expr.startswith("element") and not inside_foreach:
             problems.append((ptr, f"variable {expr!r} is allowed only inside foreach"))
-        if background and expr.startswith(_USER_INFO_VARS):
+        if background and _USER_INFO_VAR.search("{" + expr):
             problems.append((ptr, f"variable {expr!r} is not allowed when background is true"))
         if not _root_allowed(expr, contexts):
             problems.append((ptr, f"variable {expr!r} is not defined (not a built-in variable nor a context entry)"))
@@ -178,8 +180,9 @@ def check_label_values(validate: dict, problems: Problems, pointer: str) -> None
     if isinstance(validate.get("anyPattern"), list):
         patterns += [(f"{pointer}/anyPattern/{i}", p) for i, p in enumerate(validate["anyPattern"])]
     foreach = validate.get("foreach")
-    if isinstance(foreach, list) and foreach and isinstance(foreach[0], dict) and foreach[0].get("pattern") is not None:
-        patterns.append((f"{pointer}/foreach/0/pattern", foreach[0]["pattern"]))
+    if isinstance(foreach, list):
+        patterns = [(f"{pointer}/foreach/{i}/pattern", fe["pattern"]) for i, fe in enumerate(foreach)
+                    if isinstance(fe, dict) and isinstance(fe.get("pattern"), dict)][:1]
     for ptr, pattern in patterns:
         if not isinstance(pattern, dict):
             continue
@@ -234,3 +237,126 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
         if validate.get("cel") and rule.get("context"):
             problems.append((pointer + "/context", "CEL rules cannot have context entries"))
     return True
+
+
+def _override_conflict(names: dict[str, set[str]], patterns: dict[str, set[str]]) -> str | None:
+    """Kyverno's checks between the Enforce and the Audit override namespaces (wildcards included)."""
+    pairs = ((patterns["audit"], names["enforce"], "matches with namespace"),
+             (patterns["enforce"], names["audit"], "matches with namespace"),
+             (patterns["audit"], patterns["enforce"], "conflicts with the pattern"),
+             (patterns["enforce"], patterns["audit"], "conflicts with the pattern"))
+    for pattern_set, others, relation in pairs:
+        for pattern in sorted(pattern_set):
+            for other in sorted(others):
+                if wildcard.match(pattern, other):
+                    return f"wildcard pattern '{pattern}' {relation} '{other}'"
+    return None
+
+
+def check_override_namespaces(raw: Any, problems: Problems, pointer: str) -> None:
+    """ClusterPolicy overrides: a valid action each, and no namespace both enforced and audited."""
+    if not isinstance(raw, list):
+        return
+    names: dict[str, set[str]] = {"enforce": set(), "audit": set()}
+    patterns: dict[str, set[str]] = {"enforce": set(), "audit": set()}
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            continue
+        action = entry.get("action")
+        if action not in FAILURE_ACTIONS:
+            problems.append((f"{pointer}/{i}/action", "invalid action"))
+            return
+        side = str(action).lower()
+        other = "audit" if side == "enforce" else "enforce"
+        listed = [str(n) for n in entry.get("namespaces") or []]
+        plain = [n for n in listed if not wildcard.has_wildcard(n)]
+        ns_pointer = f"{pointer}/{i}/namespaces"
+        clash = sorted(names[other].intersection(plain))
+        if clash:
+            problems.append((ns_pointer, "conflicting namespaces found: " + ", ".join(clash)))
+            return
+        names[side].update(plain)
+        patterns[side].update(n for n in listed if wildcard.has_wildcard(n))
+        conflict = _override_conflict(names, patterns)
+        if conflict:
+            problems.append((ns_pointer, conflict))
+            return
+
+
+_WILDCARD_DENY_KEY = re.compile(r"\{\{\s*(request\.|serviceAccountName|serviceAccountNamespace)[^{}]*\}\}")
+_METADATA_ONLY = "policy can only deal with the metadata field of the resource if the rule does not match any kind"
+
+
+def _filters(block: Any, pointer: str) -> list[tuple[str, dict]]:
+    """The legacy block and each any/all filter of a match/exclude block, with pointers."""
+    if not isinstance(block, dict):
+        return []
+    found = [(pointer, block)]
+    for mode in ("any", "all"):
+        if isinstance(block.get(mode), list):
+            found += [(f"{pointer}/{mode}/{i}", f) for i, f in enumerate(block[mode]) if isinstance(f, dict)]
+    return found
+
+
+def _resources(fltr: dict) -> dict:
+    return fltr["resources"] if isinstance(fltr.get("resources"), dict) else {}
+
+
+def _only_metadata(pattern: Any) -> bool:
+    return not isinstance(pattern, dict) or all(k == "metadata" for k in pattern)
+
+
+def _wildcard_rule_problem(rule: dict) -> str | None:
+    """Why a rule matching every kind (``*``) is not allowed, if it is not."""
+    validate = rule.get("validate") if isinstance(rule.get("validate"), dict) else {}
+    if rule.get("generate") or rule.get("verifyImages") or validate.get("foreach") is not None:
+        return "wildcard policy does not support rule type"
+    any_pattern = validate.get("anyPattern")
+    patterns = [validate.get("pattern"), *(any_pattern if isinstance(any_pattern, list) else [])]
+    if not all(_only_metadata(p) for p in patterns):
+        return _METADATA_ONLY
+    deny = validate.get("deny")
+    conditions = deny.get("conditions") if isinstance(deny, dict) else None
+    for cond in conditions if isinstance(conditions, list) else []:
+        key = cond.get("key") if isinstance(cond, dict) else None
+        if isinstance(key, str) and "request.object.metadata." not in key and (
+                not _WILDCARD_DENY_KEY.search(key) or "request.object.spec" in key):
+            return _METADATA_ONLY
+    return None
+
+
+def check_wildcard_kinds(rule: dict, background: bool, problems: Problems, pointer: str) -> None:
+    """The kind ``*`` (in match or exclude): not in background mode, alone, and metadata-only rules."""
+    for part in ("match", "exclude"):
+        for fp, fltr in _filters(rule.get(part), f"{pointer}/{part}"):
+            kinds = _resources(fltr).get("kinds")
+            if not isinstance(kinds, list) or "*" not in kinds:
+                continue
+            if background:
+                problem: str | None = ("wildcard policy not allowed in background mode; "
+                                       "set spec.background=false to disable background mode for this policy rule")
+            elif len(kinds) > 1:
+                problem = "wildcard policy can not deal with more than one kind"
+            else:
+                problem = _wildcard_rule_problem(rule)
+            if problem:
+                problems.append((fp + "/resources/kinds", problem))
+
+
+def check_namespaced_filters(rule: dict, problems: Problems, pointer: str) -> None:
+    """A namespaced Policy may not filter by namespace, in match or in exclude."""
+    for part in ("match", "exclude"):
+        for fp, fltr in _filters(rule.get(part), f"{pointer}/{part}"):
+            if _resources(fltr).get("namespaces"):
+                problems.append((fp + "/resources/namespaces",
+                                 "filtering namespaces not allowed in namespaced policies"))
+
+
+def check_match_exclude_conflict(rule: dict, problems: Problems, pointer: str) -> None:
+    """A rule whose exclude.any repeats one of its match.any filters matches an empty set."""
+    match, exclude = rule.get("match"), rule.get("exclude")
+    if not isinstance(match, dict) or not isinstance(exclude, dict) or match.get("all") or exclude.get("all"):
+        return
+    matched, excluded = match.get("any"), exclude.get("any")
+    if isinstance(matched, list) and isinstance(excluded, list) and any(f in excluded for f in matched):
+        problems.append((pointer, "rule is matching an empty set"))

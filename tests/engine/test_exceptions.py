@@ -69,3 +69,37 @@ def test_exceptions_legacy_match_block_is_invalid() -> None:
     with pytest.raises(InvalidPolicyError) as info:
         parse_exception(exception(match="{resources: {kinds: [Pod]}}"))
     assert any(p == "/spec/match/resources" for p, _ in info.value.problems)
+
+
+@pytest.mark.parametrize(
+    ("spec", "valid"),
+    [
+        pytest.param("{exceptions: [{policyName: no-host, ruleNames: []}], "
+                     "match: {any: [{resources: {kinds: [Pod]}}]}}", True, id="empty-rule-names-allowed"),
+        pytest.param("{exceptions: [], match: {any: [{resources: {kinds: [Pod]}}]}}", True,
+                     id="empty-exceptions-allowed"),
+        pytest.param("{exceptions: [{policyName: no-host, ruleNames: [no-host-pid]}], "
+                     "match: {any: [{resources: {namespaces: [legacy]}}]}}", True, id="kindless-match-allowed"),
+        pytest.param("{exceptions: [{policyName: no-host, ruleNames: [no-host-pid]}], "
+                     "match: {any: [{resources: {kinds: [Pod]}, subjects: [{kind: User, name: u}]}]}}", False,
+                     id="user-info-in-background-rejected"),
+        pytest.param("{background: false, exceptions: [{policyName: no-host, ruleNames: [no-host-pid]}], "
+                     "match: {any: [{resources: {kinds: [Pod]}, subjects: [{kind: User, name: u}]}]}}", True,
+                     id="user-info-without-background-allowed"),
+    ],
+)
+def test_exceptions_validity(spec: str, valid: bool) -> None:
+    doc = {"apiVersion": "kyverno.io/v2", "kind": "PolicyException",
+           "metadata": {"name": "e", "namespace": "kyverno"}, "spec": y(spec)}
+    if valid:
+        parse_exception(doc)
+    else:
+        with pytest.raises(InvalidPolicyError):
+            parse_exception(doc)
+
+
+def test_exceptions_kindless_match_applies_to_any_kind() -> None:
+    exc = exception(match="{any: [{resources: {namespaces: [legacy]}}]}")
+    env = make_environment(exceptions=(parse_exception(exc),))
+    [result] = evaluate_policy(POLICY, pod("legacy"), env=env)
+    assert str(result.status) == "skip"

@@ -1,0 +1,122 @@
+"""Policy validity checks that follow Kyverno's policy validation (spec 1.7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scanner.engine.policy import InvalidPolicyError, parse_policy
+
+from .conftest import y
+
+PATTERN = "{pattern: {metadata: {labels: {team: '?*'}}}}"
+
+
+def policy(rules: str, spec_extra: str = "", kind: str = "ClusterPolicy") -> dict:
+    namespace = ", namespace: team" if kind == "Policy" else ""
+    doc = y(f"""
+apiVersion: kyverno.io/v1
+kind: {kind}
+metadata: {{name: p{namespace}}}
+spec:
+  rules: {rules}
+""")
+    if spec_extra:
+        doc["spec"].update(y(spec_extra))
+    return doc
+
+
+def rule(match: str = "{any: [{resources: {kinds: [Pod]}}]}", validate: str = PATTERN, extra: str = "") -> str:
+    return f"[{{name: r, match: {match}, validate: {validate}{extra}}}]"
+
+
+def overrides(*entries: str) -> str:
+    return "{validationFailureActionOverrides: [" + ", ".join(entries) + "]}"
+
+
+def problems_of(doc: dict) -> list[tuple[str, str]]:
+    try:
+        parse_policy(doc)
+    except InvalidPolicyError as exc:
+        return exc.problems
+    return []
+
+
+OVERRIDES = "/spec/validationFailureActionOverrides"
+ANY_KINDS = "/spec/rules/0/match/any/0/resources/kinds"
+
+
+@pytest.mark.parametrize(
+    ("doc", "pointer", "text"),
+    [
+        pytest.param(policy(rule(), overrides("{action: Enforce, namespaces: [default, test]}",
+                                              "{action: Audit, namespaces: [default]}")),
+                     OVERRIDES + "/1/namespaces", "conflicting namespaces found: default",
+                     id="override-namespace-both-enforced-and-audited"),
+        pytest.param(policy(rule(), overrides("{action: Enforce, namespaces: ['default*']}",
+                                              "{action: Audit, namespaces: [default]}")),
+                     OVERRIDES + "/1/namespaces", "wildcard pattern 'default*' matches with namespace 'default'",
+                     id="override-enforce-pattern-covers-audited-namespace"),
+        pytest.param(policy(rule(), overrides("{action: Enforce, namespaces: [test]}",
+                                              "{action: Audit, namespaces: ['?*']}")),
+                     OVERRIDES + "/1/namespaces", "wildcard pattern '?*' matches with namespace 'test'",
+                     id="override-audit-pattern-covers-enforced-namespace"),
+        pytest.param(policy(rule(), overrides("{action: Enforce, namespaces: ['*']}",
+                                              "{action: Audit, namespaces: ['?*']}")),
+                     OVERRIDES + "/1/namespaces", "wildcard pattern '?*' conflicts with the pattern '*'",
+                     id="override-patterns-overlap"),
+        pytest.param(policy(rule(), overrides("{namespaces: [legacy]}")),
+                     OVERRIDES + "/0/action", "invalid action", id="override-without-action"),
+        pytest.param(policy(rule(validate="{failureActionOverrides: [{action: Enforce, namespaces: [a]}, "
+                                          "{action: Audit, namespaces: [a]}], pattern: {metadata: {name: '?*'}}}")),
+                     "/spec/rules/0/validate/failureActionOverrides/1/namespaces", "conflicting namespaces",
+                     id="rule-override-conflict"),
+        pytest.param(policy(rule(match="{any: [{resources: {kinds: ['*', Pod]}}]}"), "{background: false}"),
+                     ANY_KINDS, "more than one kind", id="wildcard-kind-with-other-kinds"),
+        pytest.param(policy(rule(match="{any: [{resources: {kinds: ['*']}}]}", validate="{pattern: {spec: {x: 1}}}"),
+                            "{background: false}"),
+                     ANY_KINDS, "only deal with the metadata field", id="wildcard-kind-spec-pattern"),
+        pytest.param(policy(rule(match="{any: [{resources: {kinds: ['*']}}]}",
+                                 validate="{foreach: [{list: request.object.metadata.labels, deny: {}}]}"),
+                            "{background: false}"),
+                     ANY_KINDS, "does not support rule type", id="wildcard-kind-foreach"),
+        pytest.param(policy(rule(extra=", exclude: {any: [{resources: {kinds: ['*']}}]}")),
+                     "/spec/rules/0/exclude/any/0/resources/kinds", "not allowed in background mode",
+                     id="wildcard-kind-in-exclude-in-background"),
+        pytest.param(policy(rule(extra=", exclude: {any: [{resources: {kinds: [Pod], namespaces: [x]}}]}"),
+                            kind="Policy"),
+                     "/spec/rules/0/exclude/any/0/resources/namespaces", "filtering namespaces not allowed",
+                     id="namespaced-policy-exclude-namespaces"),
+        pytest.param(policy(rule(validate="{message: '{{ to_upper(request.userInfo.username) }}', deny: {}}")),
+                     "/spec/rules/0/validate/message", "not allowed when background is true",
+                     id="user-info-variable-inside-function"),
+        pytest.param(policy(rule(extra=", exclude: {any: [{resources: {kinds: [Pod]}}]}")),
+                     "/spec/rules/0", "matching an empty set", id="exclude-repeats-match-filter"),
+        pytest.param(policy(rule(validate="{foreach: [{list: request.object.spec.containers, deny: {}}, "
+                                          "{list: request.object.spec.containers, "
+                                          "pattern: {metadata: {labels: {a: 1}}}}]}")),
+                     "/spec/rules/0/validate/foreach/1/pattern/metadata/labels/a", "must be strings",
+                     id="first-foreach-pattern-labels-checked"),
+    ],
+)
+def test_policy_validity_rejects(doc: dict, pointer: str, text: str) -> None:
+    found = problems_of(doc)
+    assert any(p == pointer and text in m for p, m in found), found
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param(policy(rule(), overrides("{action: Enforce, namespaces: ['default-*', test]}",
+                                              "{action: Audit, namespaces: [default]}")),
+                     id="override-pattern-not-matching-audited-namespace"),
+        pytest.param(policy(rule(), overrides("{action: Enforce, namespaces: ['default?']}",
+                                              "{action: Audit, namespaces: [default]}")),
+                     id="override-question-mark-needs-a-character"),
+        pytest.param(policy(rule(match="{any: [{resources: {kinds: ['*']}}]}"), "{background: false}"),
+                     id="wildcard-kind-metadata-pattern"),
+        pytest.param(policy(rule(validate="{message: '{{ request.object.spec.serviceAccountName }}', deny: {}}")),
+                     id="object-field-named-like-user-variable"),
+    ],
+)
+def test_policy_validity_accepts(doc: dict) -> None:
+    assert problems_of(doc) == []
