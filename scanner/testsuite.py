@@ -35,6 +35,8 @@ _RESULT_FIELDS = {
     "patchedResources", "generatedResource", "generatedResources", "cloneSourceResource",
 }
 _FILE_LISTS = ("policies", "resources", "exceptions")
+_RESULT_OPERATIONS = (None, "", "CREATE", "UPDATE", "DELETE")
+_VALUES_OPERATIONS = ("", "CREATE", "UPDATE", "DELETE", "CONNECT")
 EXCLUDED = "excluded"
 
 
@@ -154,6 +156,17 @@ def _check_test(path: Path, test: dict) -> None:
             raise fail(f"{where}.resourceSpecs", "must be a list of mappings")
         if not (entry.get("result") or entry.get("status")):
             raise fail(f"{where}.result", "is required (pass, fail, warn, error or skip)")
+        if entry.get("operation") not in _RESULT_OPERATIONS:
+            raise fail(f"{where}.operation", f"invalid operation {entry['operation']!r}, must be one of "
+                                             "CREATE, UPDATE, DELETE")
+
+
+def _check_global_operation(path: Path, values: Values) -> None:
+    """Refuse a ``request.operation`` global value ``kyverno test`` cannot simulate."""
+    operation = values.global_values.get("request.operation")
+    if isinstance(operation, str) and operation not in _VALUES_OPERATIONS:
+        raise SuiteError(f"{path}: globalValues: invalid request.operation value {operation!r}, must be one of "
+                         "CREATE, UPDATE, DELETE, CONNECT")
 
 
 @dataclass(slots=True)
@@ -182,17 +195,18 @@ def load_suite(path: Path, test: dict) -> Suite:
     resources = _load_resources(base, list(dict.fromkeys(test.get("resources") or [])), warnings)
     values = Values()
     try:
-        if test.get("variables"):
+        if test.get("values") is not None:  # inline values win over a variables file
+            values = parse_values(test["values"])
+        elif test.get("variables"):
             docs = _load_yaml(base / test["variables"])
             values = parse_values(docs[0] if docs else {})
-        elif test.get("values"):
-            values = parse_values(test["values"])
         user = None
         if test.get("userinfo"):
             docs = _load_yaml(base / test["userinfo"])
             user = parse_userinfo(docs[0] if docs else {})
     except ValuesError as exc:
         raise SuiteError(f"{path}: {exc}") from exc
+    _check_global_operation(path, values)
     exceptions, exception_errors = load_exceptions([str(base / p) for p in test.get("exceptions") or []])
     if exception_errors:
         raise SuiteError("; ".join(str(e) for e in exception_errors))
@@ -205,37 +219,46 @@ def _request(suite: Suite, policy: Policy, resource: dict, operation: str | None
     return Request(operation=op, user=suite.user, namespace_labels=suite.values.labels_of)
 
 
-def _candidates(resources: list[dict], wanted: list[str]) -> list[dict]:
-    if not wanted:
-        return resources
-    out = []
-    for resource in resources:
-        meta = resource.get("metadata") or {}
-        name, ns = str(meta.get("name") or ""), str(meta.get("namespace") or "")
-        for w in wanted:
-            if "/" in w:
-                wns, _, wname = w.partition("/")
-                if wns == ns and wname == name:
-                    out.append(resource)
-                    break
-            elif w == name:
-                out.append(resource)
-                break
-    return out or resources
+def _has_name(resource: dict, wanted: str) -> bool:
+    """``wanted`` is ``name`` (any kind, any namespace) or ``namespace/name``."""
+    meta = resource.get("metadata") or {}
+    parts = wanted.split("/")
+    if len(parts) == 1:
+        return str(meta.get("name") or "") == wanted
+    return len(parts) == 2 and parts == [str(meta.get("namespace") or ""), str(meta.get("name") or "")]
+
+
+def _has_spec(resource: dict, spec: dict) -> bool:
+    """A ``resourceSpecs`` entry: group/version, namespace (empty for cluster-scoped) and name must match."""
+    meta = resource.get("metadata") or {}
+    group, version = spec.get("group") or "", spec.get("version") or ""
+    return (resource.get("apiVersion") == (f"{group}/{version}" if group else version)
+            and str(meta.get("namespace") or "") == (spec.get("namespace") or "")
+            and str(meta.get("name") or "") == spec.get("name"))
+
+
+def _candidates(resources: list[dict], entry: dict, names: list[str]) -> list[dict]:
+    """The resources an expectation is checked against, in the order it names them (a resource named
+    twice is checked twice). ``resourceSpecs`` count only next to a ``resources`` list. When nothing
+    is named or nothing named exists, every resource is a candidate."""
+    selected = [r for name in names for r in resources if _has_name(r, name)]
+    if entry.get("resources") is not None:
+        selected += [r for spec in entry.get("resourceSpecs") or [] for r in resources if _has_spec(r, spec)]
+    return selected or resources
 
 
 def _expected_entries(test: dict) -> Iterator[tuple[dict, list[str]]]:
-    """Each expectation with the resources it names; the deprecated ``resource`` (one name,
-    optionally qualified by ``namespace``) counts like an entry of ``resources``."""
+    """Each expectation with the resource names it lists; without ``resources``, the deprecated
+    ``resource`` (one name, optionally qualified by ``namespace``) is used instead."""
     for entry in test.get("results") or []:
-        wanted = list(entry.get("resources") or [])
-        if entry.get("resource"):
+        if entry.get("resources") is not None:
+            names = list(entry["resources"])
+        elif entry.get("resource"):
             ns = entry.get("namespace") or ""
-            wanted.append(f"{ns}/{entry['resource']}" if ns else str(entry["resource"]))
-        for spec in entry.get("resourceSpecs") or []:
-            ns = spec.get("namespace") or ""
-            wanted.append(f"{ns}/{spec.get('name')}" if ns else str(spec.get("name")))
-        yield entry, wanted
+            names = [f"{ns}/{entry['resource']}" if ns else str(entry["resource"])]
+        else:
+            names = []
+        yield entry, names
 
 
 def run_suite(path: Path) -> list[SuiteResult]:
@@ -281,7 +304,7 @@ def _compare(suite: Suite) -> list[TestRow]:
         return cache[key]
 
     rows: list[TestRow] = []
-    for entry, wanted in _expected_entries(suite.test):
+    for entry, names in _expected_entries(suite.test):
         policy_name = str(entry.get("policy") or "").rsplit("/", 1)[-1]
         rule = str(entry.get("rule") or "")
         expected = str(entry.get("result") or entry.get("status") or "")
@@ -291,11 +314,11 @@ def _compare(suite: Suite) -> list[TestRow]:
             invalid = policy_name in suite.policies.invalid_names
             reason = "invalid policy" if invalid else "policy not found"
             rows.append(TestRow(policy_name, rule, str(entry.get("kind") or ""), "",
-                                ",".join(wanted), expected, "skip" if invalid else "notfound",
+                                ",".join(names), expected, "skip" if invalid else "notfound",
                                 invalid, reason))
             continue
         accepted = {rule, f"autogen-{rule}", f"autogen-cronjob-{rule}"} if rule else None
-        for resource in _candidates(suite.resources, wanted):
+        for resource in _candidates(suite.resources, entry, names):
             view = views[id(resource)]
             selected = [r for r in results_for(policy, resource, operation)
                         if accepted is None or r.rule in accepted]

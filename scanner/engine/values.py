@@ -35,8 +35,10 @@ class Values:
         return {}
 
     def operation(self, policy: str, resource: str) -> str:
+        """The engine operation: UPDATE or DELETE when the values say so, CREATE for anything else
+        (a ``request.operation: CONNECT`` value is visible to expressions but evaluated as CREATE)."""
         op = self.for_resource(policy, resource).get("request.operation")
-        return op if op in ("CREATE", "UPDATE", "DELETE", "CONNECT") else "CREATE"
+        return op if op in ("UPDATE", "DELETE") else "CREATE"
 
     def labels_of(self, namespace: str) -> dict[str, Any] | None:
         return self.namespace_labels.get(namespace)
@@ -71,27 +73,47 @@ def _list(value: Any, where: str) -> list[Any]:
     return value
 
 
+def _known(value: dict[str, Any], fields: frozenset[str], where: str = "") -> dict[str, Any]:
+    """``value`` when it has only ``fields`` (Kyverno decodes values and user info strictly)."""
+    unknown = sorted(set(value) - fields, key=str)
+    if unknown:
+        raise ValuesError(f"{where}.{unknown[0]}" if where else str(unknown[0]), "is not a known field")
+    return value
+
+
+_VALUES_FIELDS = frozenset({"apiVersion", "kind", "metadata", "globalValues", "policies", "namespaceSelector",
+                            "namespaces", "subresources", "variables"})
+_POLICY_FIELDS = frozenset({"name", "resources", "rules"})
+_RESOURCE_FIELDS = frozenset({"name", "values"})
+_RULE_FIELDS = frozenset({"name", "values", "foreachValues"})
+_SELECTOR_FIELDS = frozenset({"name", "labels"})
+_USERINFO_FIELDS = frozenset({"apiVersion", "kind", "metadata", "roles", "clusterRoles", "userInfo"})
+_USER_FIELDS = frozenset({"username", "uid", "groups", "extra"})
+
+
 def parse_values(doc: Any) -> Values:
-    """Parse a Values document (also accepts the bare ValuesSpec of a Test's inline ``values``)."""
-    doc = _mapping(doc, "values")
+    """Parse a Values document (also accepts the bare ValuesSpec of a Test's inline ``values``).
+    Values of several entries for the same policy and resource are merged (later keys win); of several
+    entries for the same rule the first one counts."""
+    doc = _known(_mapping(doc, "values"), _VALUES_FIELDS)
     resource_values: dict[str, dict[str, dict[str, Any]]] = {}
     rule_values: dict[str, dict[str, dict[str, Any]]] = {}
     for i, pol in enumerate(_list(doc.get("policies"), "policies")):
-        pol = _mapping(pol, f"policies[{i}]")
+        pol = _known(_mapping(pol, f"policies[{i}]"), _POLICY_FIELDS, f"policies[{i}]")
         name = str(pol.get("name") or "")
         for j, res in enumerate(_list(pol.get("resources"), f"policies[{i}].resources")):
-            res = _mapping(res, f"policies[{i}].resources[{j}]")
-            resource_values.setdefault(name, {})[str(res.get("name") or "")] = _mapping(
-                res.get("values"), f"policies[{i}].resources[{j}].values"
-            )
+            where = f"policies[{i}].resources[{j}]"
+            res = _known(_mapping(res, where), _RESOURCE_FIELDS, where)
+            resource_values.setdefault(name, {}).setdefault(str(res.get("name") or ""), {}).update(
+                _mapping(res.get("values"), f"{where}.values"))
         for j, rule in enumerate(_list(pol.get("rules"), f"policies[{i}].rules")):
-            rule = _mapping(rule, f"policies[{i}].rules[{j}]")
-            rule_values.setdefault(name, {})[str(rule.get("name") or "")] = _mapping(
-                rule.get("values"), f"policies[{i}].rules[{j}].values"
-            )
+            where = f"policies[{i}].rules[{j}]"
+            rule = _known(_mapping(rule, where), _RULE_FIELDS, where)
+            rule_values.setdefault(name, {}).setdefault(str(rule.get("name") or ""),
+                                                        _mapping(rule.get("values"), f"{where}.values"))
     labels: dict[str, dict[str, Any]] = {}
     for i, entry in enumerate(_list(doc.get("namespaceSelector"), "namespaceSelector")):
-        entry = _mapping(entry, f"namespaceSelector[{i}]")
+        entry = _known(_mapping(entry, f"namespaceSelector[{i}]"), _SELECTOR_FIELDS, f"namespaceSelector[{i}]")
         labels[str(entry.get("name") or "")] = _mapping(entry.get("labels"), f"namespaceSelector[{i}].labels")
     for i, ns in enumerate(_list(doc.get("namespaces"), "namespaces")):
         meta = _mapping(_mapping(ns, f"namespaces[{i}]").get("metadata"), f"namespaces[{i}].metadata")
@@ -107,8 +129,8 @@ def parse_values(doc: Any) -> Values:
 
 def parse_userinfo(doc: Any) -> UserInfo:
     """Parse a ``UserInfo`` document (roles, clusterRoles, userInfo.username/groups)."""
-    doc = _mapping(doc, "userinfo")
-    info = _mapping(doc.get("userInfo"), "userInfo")
+    doc = _known(_mapping(doc, "userinfo"), _USERINFO_FIELDS)
+    info = _known(_mapping(doc.get("userInfo"), "userInfo"), _USER_FIELDS, "userInfo")
     return UserInfo(
         username=str(info.get("username") or ""),
         groups=tuple(str(g) for g in _list(info.get("groups"), "userInfo.groups")),

@@ -193,6 +193,13 @@ def _suite(tmp_path: pathlib.Path, test: str) -> pathlib.Path:
                  "results[0].result: is required", id="entry-without-result"),
     pytest.param(HEADER + "checks:\n- {match: {resource: {metadata: {name: pinned}}}, assert: {status: pass}}\n",
                  "checks: not supported: checks", id="checks"),
+    pytest.param(HEADER + "results:\n- {policy: image-rules, resources: [pinned], result: pass, operation: update}\n",
+                 "results[0].operation: invalid operation 'update', must be one of CREATE, UPDATE, DELETE",
+                 id="entry-lowercase-operation"),
+    pytest.param(HEADER + "values: {globalValues: {request.operation: PATCH}}\nresults:\n" + ROW,
+                 "globalValues: invalid request.operation value 'PATCH'", id="global-operation"),
+    pytest.param(HEADER + "values: {globalvalues: {a: b}}\nresults:\n" + ROW,
+                 "globalvalues is not a known field", id="values-unknown-field"),
 ])
 def test_test_command_malformed_suite_is_an_error(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
                                                    test: str, error: str) -> None:
@@ -208,6 +215,53 @@ def test_test_command_deprecated_result_fields(tmp_path: pathlib.Path, capsys: p
     assert [(r["namespace"], r["resource"], r["expected"], r["actual"]) for r in rows] == [
         ("team", "latest-ifnotpresent", "fail", "fail")]
     assert code == 0
+
+
+def _checked(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], entry: str) -> list[str]:
+    """The resources one expectation was checked against, as ``namespace/name``, in row order."""
+    _, out, _ = run(capsys, "test", str(_suite(tmp_path, HEADER + "results:\n" + entry)), "--output", "json")
+    return [f'{r["namespace"]}/{r["resource"]}' for r in json.loads(out)["tests"][0]["results"]]
+
+
+EVERY_RESOURCE = ["default/pinned", "default/latest-always", "team/latest-ifnotpresent", "default/web"]
+
+
+@pytest.mark.parametrize(("selection", "checked"), [
+    pytest.param("resources: [latest-ifnotpresent, pinned]", ["team/latest-ifnotpresent", "default/pinned"],
+                 id="in-the-order-named"),
+    pytest.param("resources: [pinned, pinned]", ["default/pinned", "default/pinned"], id="named-twice-checked-twice"),
+    pytest.param("resources: [nowhere/pinned]", EVERY_RESOURCE, id="nothing-named-exists-checks-all"),
+    pytest.param("resources: [], resourceSpecs: [{version: v1, namespace: team, name: latest-ifnotpresent}]",
+                 ["team/latest-ifnotpresent"], id="spec-next-to-resources"),
+    pytest.param("resourceSpecs: [{version: v1, namespace: team, name: latest-ifnotpresent}]", EVERY_RESOURCE,
+                 id="spec-without-resources-is-ignored"),
+    pytest.param("resources: [], resourceSpecs: [{group: apps, version: v1, namespace: team, name: latest-ifnotpresent}]",
+                 EVERY_RESOURCE, id="spec-group-version-must-match"),
+    pytest.param("resources: [], resourceSpecs: [{version: v1, name: pinned}]", EVERY_RESOURCE,
+                 id="spec-without-namespace-is-cluster-scoped"),
+])
+def test_test_command_selects_the_resources_an_expectation_names(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], selection: str, checked: list[str]) -> None:
+    entry = f"- {{policy: image-rules, rule: latest-needs-always, {selection}, result: skip}}\n"
+    assert _checked(tmp_path, capsys, entry) == checked
+
+
+def test_test_command_inline_values_win_over_the_variables_file(tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "policy.yaml").write_text(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: no-x}\nspec:\n  rules:\n  - name: team\n"
+        "    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate:\n      deny:\n        conditions:\n"
+        "          any: [{key: '{{ request.object.metadata.labels.team }}', operator: Equals, value: x}]\n")
+    (tmp_path / "r.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {team: a}}\n")
+    (tmp_path / "values.yaml").write_text("apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\n"
+                                          "globalValues: {request.object.metadata.labels.team: a}\n")
+    (tmp_path / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
+        "resources: [r.yaml]\nvariables: values.yaml\nvalues: {globalValues: {request.object.metadata.labels.team: x}}\n"
+        "results:\n- {policy: no-x, rule: team, resources: [web], result: fail}\n")
+    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
+    [row] = json.loads(out)["tests"][0]["results"]
+    assert (row["actual"], code) == ("fail", 0)
 
 
 @pytest.mark.parametrize("text", ["", "# nothing here\n", "- a\n"])

@@ -33,6 +33,13 @@ def test_values_document_parts() -> None:
     pytest.param({"namespaceSelector": [{"name": "a", "labels": ["x"]}]},
                  "namespaceSelector[0].labels must be an object", "/namespaceSelector/0/labels", id="labels-list"),
     pytest.param({"subresources": "pods/status"}, "subresources must be a list", "/subresources", id="subresources"),
+    pytest.param({"globalvalues": {}}, "globalvalues is not a known field", "/globalvalues", id="unknown-top-field"),
+    pytest.param({"policies": [{"name": "p", "resources": [{"name": "web", "value": {}}]}]},
+                 "policies[0].resources[0].value is not a known field", "/policies/0/resources/0/value",
+                 id="unknown-resource-field"),
+    pytest.param({"namespaceSelector": [{"name": "a", "matchLabels": {}}]},
+                 "namespaceSelector[0].matchLabels is not a known field", "/namespaceSelector/0/matchLabels",
+                 id="unknown-selector-field"),
 ])
 def test_values_wrong_shapes_name_the_field(doc: object, message: str, pointer: str) -> None:
     with pytest.raises(ValuesError) as info:
@@ -46,3 +53,30 @@ def test_userinfo_lists_are_lists() -> None:
     assert (info.roles, info.cluster_roles, info.username, info.groups) == (("ns:r",), ("admin",), "u", ("g",))
     with pytest.raises(ValuesError, match=r"^userInfo.groups must be a list$"):
         parse_userinfo({"userInfo": {"groups": "admins"}})
+
+
+def test_values_entries_for_the_same_resource_merge_and_the_first_rule_entry_counts() -> None:
+    values = parse_values({"policies": [
+        {"name": "p", "resources": [{"name": "web", "values": {"a": 1, "b": 1}}],
+         "rules": [{"name": "r", "values": {"c": 1}}]},
+        {"name": "p", "resources": [{"name": "web", "values": {"b": 2}}], "rules": [{"name": "r", "values": {"c": 2}}]},
+    ]})
+    assert values.for_resource("p", "web") == {"a": 1, "b": 2}
+    assert values.for_rule("p", "autogen-r") == {"c": 1}
+
+
+@pytest.mark.parametrize(("operation", "engine_operation"), [
+    pytest.param("UPDATE", "UPDATE", id="update"),
+    pytest.param("DELETE", "DELETE", id="delete"),
+    pytest.param("CONNECT", "CREATE", id="connect-is-evaluated-as-create"),
+    pytest.param("update", "CREATE", id="lowercase-is-create"),
+])
+def test_values_engine_operation(operation: str, engine_operation: str) -> None:
+    values = parse_values({"policies": [{"name": "p", "resources": [{"name": "web",
+                                                                     "values": {"request.operation": operation}}]}]})
+    assert (values.operation("p", "web"), values.operation("p", "api")) == (engine_operation, "CREATE")
+
+
+def test_userinfo_unknown_field_is_refused() -> None:
+    with pytest.raises(ValuesError, match=r"^userInfo.name is not a known field$"):
+        parse_userinfo({"userInfo": {"name": "u"}})
