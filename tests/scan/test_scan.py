@@ -116,7 +116,7 @@ def test_scan_bad_values_and_exception_files_are_located(project: Project, capsy
     project.commit({"apps/a.yaml": pod("a", "x")})
     (project.base / "values.yaml").write_text("policies:\n- name: p\n  rules: r\n")
     (project.base / "exception.yaml").write_text(
-        "apiVersion: kyverno.io/v2\nkind: PolicyException\nmetadata: {name: e}\nspec:\n  exceptions: []\n"
+        "apiVersion: kyverno.io/v2\nkind: PolicyException\nmetadata: {name: e}\nspec:\n  exceptions: [{ruleNames: [r]}]\n"
         "  match: {any: [{resources: {kinds: [Pod]}}]}\n")
     code = main(["scan", "--config", str(project.config(extra="values: values.yaml"))])
     assert code == 2
@@ -124,8 +124,9 @@ def test_scan_bad_values_and_exception_files_are_located(project: Project, capsy
             in capsys.readouterr().err)
     code = main(["scan", "--config", str(project.config(extra="exceptions: [exception.yaml]"))])
     assert code == 2
-    assert (f"error: 1 invalid policy exception:\n  {project.base / 'exception.yaml'}:5:15 (/spec/exceptions): "
-            "invalid PolicyException e: exceptions must be a non-empty list") in capsys.readouterr().err
+    assert (f"error: 1 invalid policy exception:\n  {project.base / 'exception.yaml'}:5:16 "
+            "(/spec/exceptions/0/policyName): invalid PolicyException e: an exception requires a policy name"
+            ) in capsys.readouterr().err
     assert not project.db.exists()
 
 
