@@ -94,8 +94,8 @@ class _Evaluation:
         self.compiled, self.resource, self.load_documents = compiled, resource, load_documents
         self.annotations = annotations_of(resource)
         self.ignore_fields = applicable_fields(compiled.ignore, ResourceIdentity.of(resource))
-        bundle_ref = self.annotations.get(f"{compiled.domain}/resourceBundleRef")
-        self.repository = compiled.repository or (bundle_ref if isinstance(bundle_ref, str) else "")
+        self.repository = (compiled.repository
+                           or self.annotations.get(f"{compiled.domain}/resourceBundleRef", ""))
         self.subject = ""
         self.certificates = False
         self._manifest: _Manifest | _Outcome | None = None
@@ -150,7 +150,6 @@ class _Evaluation:
         """Steps 1-11 of spec 19.6 for an entry that is not a nested set."""
         for key, expected in entry.annotations:
             actual = self.annotations.get(key, "")
-            actual = actual if isinstance(actual, str) else to_json(actual)
             if actual != expected:
                 return _Outcome("error", f"annotations mismatch: {actual} does not match expected "
                                          f"value {expected} for key {key}")
@@ -215,7 +214,7 @@ class _Evaluation:
     def _read_manifest(self) -> _Manifest | _Outcome:
         domain = self.compiled.domain
         message = self.annotations.get(f"{domain}/message")
-        if not isinstance(message, str) or not message:
+        if message is None:
             return _Outcome("fail", f"{NOT_FOUND}message not found")
         if self.load_documents is None:
             return _Outcome("error", f"{NOT_FOUND}{_NO_LOADER}")

@@ -19,6 +19,7 @@ from typing import Any
 from scanner.engine.manifests_diff import flatten, printed
 from scanner.engine.manifests_ignore import DEFAULT_DOMAIN, is_ignored
 from scanner.engine.manifests_signature import decode_go_base64
+from scanner.engine.match import string_map
 from scanner.errors import ScannerError
 
 DocumentLoader = Callable[[str], list[Any]]
@@ -56,21 +57,22 @@ def domain_of(annotation_domain: Any) -> str:
     return annotation_domain if isinstance(annotation_domain, str) and annotation_domain else DEFAULT_DOMAIN
 
 
-def annotations_of(resource: dict) -> dict[str, Any]:
+def annotations_of(resource: dict) -> dict[str, str]:
+    """``metadata.annotations`` read as a string map: a single value that is not a string
+    leaves the resource without readable annotations (Kubernetes' accessor fails)."""
     meta = resource.get("metadata")
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
-    return annotations if isinstance(annotations, dict) else {}
+    return string_map(meta.get("annotations") if isinstance(meta, dict) else None)
 
 
 def _suffix(index: int) -> str:
     return "" if index == 0 else f"_{index}"
 
 
-def signature_sets(annotations: dict[str, Any], domain: str) -> list[SignatureSet]:
+def signature_sets(annotations: dict[str, str], domain: str) -> list[SignatureSet]:
     """Sets 0, 1, 2, ... up to the first missing ``D/signature[_i]``."""
     sets = []
     index = 0
-    while isinstance(signature := annotations.get(f"{domain}/signature{_suffix(index)}"), str):
+    while (signature := annotations.get(f"{domain}/signature{_suffix(index)}")) is not None:
         sets.append(SignatureSet(
             index, signature,
             has_certificate=bool(annotations.get(f"{domain}/certificate{_suffix(index)}")),

@@ -93,7 +93,7 @@ class ResourceView:
         name = _text(meta.get("name")) or _text(meta.get("generateName"))
         return cls(
             str(resource.get("kind") or ""), group, version, name,
-            _text(meta.get("namespace")), _string_map(meta.get("labels")), _string_map(meta.get("annotations")),
+            _text(meta.get("namespace")), string_map(meta.get("labels")), string_map(meta.get("annotations")),
         )
 
 
@@ -102,7 +102,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _string_map(value: Any) -> dict[str, Any]:
+def string_map(value: Any) -> dict[str, Any]:
     """Labels or annotations as Kubernetes reads them: one non-string value drops the whole map."""
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         return {}

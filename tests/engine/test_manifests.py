@@ -888,6 +888,8 @@ MESSAGES = [
                  "illegal base64 data at input byte 3", id="undecodable-message-errors"),
     pytest.param(APP, _sign_raw(APP, b"a: [unclosed", message_of(b"a: [unclosed")), ERROR,
                  E + f"{K0}: {READ_ERROR}gzip: invalid header", id="unparseable-yaml-errors"),
+    pytest.param(APP, signed(APP, SIGN_A, message=""), ERROR, E + f"{K0}: {READ_ERROR}gzip: invalid header",
+                 id="empty-message-is-present-and-unreadable"),
     pytest.param(APP, _sign_raw(APP, b"just text", message_of(b"just text")), FAIL,
                  failed(f"{K0}: {NOT_FOUND}failed to find a YAML manifest in the gzipped message"),
                  id="scalar-document-has-no-kind"),
@@ -921,6 +923,26 @@ MESSAGES = [
 @pytest.mark.parametrize(("doc", "resource", "status", "message"), MESSAGES)
 def test_manifests_message_payloads(doc: dict, resource: dict, status: RuleStatus, message: str) -> None:
     assert run(manifests(keys(PEM_A)), resource) == ManifestsResult(status, message)
+
+
+NUMERIC_TEAM = edit(signed(APP, SIGN_A), annotation("team"), 1)
+TEAM_1 = manifests({"entries": [{"keys": {"publicKeys": PEM_A}, "annotations": {"team": "1"}}]})
+
+STRING_MAP = [
+    pytest.param(manifests(keys(PEM_A)), NUMERIC_TEAM, FAIL, failed(f"{K0}: {NOT_FOUND}message not found"),
+                 id="non-string-annotation-hides-the-signature-annotations"),
+    pytest.param(TEAM_1, NUMERIC_TEAM, ERROR,
+                 E + "annotations mismatch:  does not match expected value 1 for key team",
+                 id="non-string-annotation-is-not-read-by-the-annotations-check"),
+    pytest.param(TEAM_1, signed(edit(APP, annotation("team"), "1"), SIGN_A), PASS, S1,
+                 id="string-annotation-is-read"),
+]
+
+
+@pytest.mark.parametrize(("spec", "resource", "status", "message"), STRING_MAP)
+def test_manifests_annotations_are_read_as_a_string_map(spec: dict, resource: dict, status: RuleStatus,
+                                                        message: str) -> None:
+    assert run(spec, resource) == ManifestsResult(status, message)
 
 
 def test_manifests_multi_member_gzip_is_read_as_one_stream() -> None:
