@@ -14,7 +14,8 @@ from scanner.engine.context import ContextError
 
 
 def plural(kind: str) -> str:
-    """The API resource name of a kind (``NetworkPolicy`` -> ``networkpolicies``)."""
+    """The API resource name of a kind (``NetworkPolicy`` -> ``networkpolicies``, ``Gateway`` ->
+    ``gateways``): the names real API servers serve, which the policies' URL paths use."""
     lower = kind.lower()
     if lower.endswith("s") or lower.endswith("x") or lower.endswith("ch") or lower.endswith("sh"):
         return lower if lower.endswith("endpoints") else lower + "es"
@@ -23,11 +24,24 @@ def plural(kind: str) -> str:
     return lower + "s"
 
 
+def _namespace_and_name(resource: dict) -> tuple[str, str]:
+    meta = resource.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _not_found(api_version: str, resource: str, name: str) -> str:
+    group = api_version.rpartition("/")[0]
+    return f'{resource}.{group} "{name}" not found' if group else f'{resource} "{name}" not found'
+
+
 class ResourceLookup:
-    """An index of resources by API group/version, resource name, namespace and name."""
+    """An index of resources by API group/version, resource name, namespace and name.
+
+    Like the fake API server, one object is kept per (group/version, resource, namespace,
+    name): the first one loaded. Lists are sorted by namespace, then name."""
 
     def __init__(self, resources: Iterable[dict] = ()) -> None:
-        self._items: dict[tuple[str, str], list[dict]] = {}
+        self._items: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
         self.namespaces: dict[str, dict] = {}
         for resource in resources:
             self.add(resource)
@@ -36,11 +50,13 @@ class ResourceLookup:
         api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
         if not api_version or not kind:
             return
-        self._items.setdefault((api_version, plural(kind)), []).append(resource)
-        if kind == "Namespace" and api_version == "v1":
-            name = (resource.get("metadata") or {}).get("name")
-            if name:
-                self.namespaces[str(name)] = resource
+        stored = self._items.setdefault((api_version, plural(kind)), {})
+        key = _namespace_and_name(resource)
+        if key in stored:
+            return
+        stored[key] = resource
+        if kind == "Namespace" and api_version == "v1" and key[1]:
+            self.namespaces[key[1]] = resource
 
     def namespace_labels(self, namespace: str) -> dict[str, Any] | None:
         found = self.namespaces.get(namespace)
@@ -49,11 +65,7 @@ class ResourceLookup:
     # -- ContextLoader -------------------------------------------------------------------
 
     def config_map(self, name: str, namespace: str) -> dict | None:
-        for cm in self._items.get(("v1", "configmaps"), []):
-            meta = cm.get("metadata") or {}
-            if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
-                return cm
-        return None
+        return self._items.get(("v1", "configmaps"), {}).get((namespace, name))
 
     def api_call(self, url_path: str, method: str, data: Any) -> Any:
         if method.upper() != "GET":
@@ -71,23 +83,25 @@ class ResourceLookup:
         namespace = None
         if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) != 2:
             namespace, rest = rest[1], rest[2:]
-        elif len(rest) == 2 and rest[0] == "namespaces":
-            return self._get(api_version, "namespaces", None, rest[1], url_path)
         if len(rest) == 1:
-            items = [r for r in self._items.get((api_version, rest[0]), [])
-                     if namespace is None or (r.get("metadata") or {}).get("namespace") == namespace]
-            kind = items[0]["kind"] if items else rest[0]
-            return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {}, "items": items}
+            return self._list(api_version, rest[0], namespace)
         if len(rest) == 2:
-            return self._get(api_version, rest[0], namespace, rest[1], url_path)
+            return self._get(api_version, rest[0], namespace or "", rest[1], url_path)
         raise ContextError(f"unsupported API path {url_path!r}")
 
-    def _get(self, api_version: str, resource: str, namespace: str | None, name: str, url: str) -> dict:
-        for item in self._items.get((api_version, resource), []):
-            meta = item.get("metadata") or {}
-            if meta.get("name") == name and (namespace is None or meta.get("namespace") == namespace):
-                return item
-        raise ContextError(f'failed to get resource with raw url: {url}: {resource} "{name}" not found')
+    def _list(self, api_version: str, resource: str, namespace: str | None) -> dict:
+        stored = self._items.get((api_version, resource), {})
+        keys = sorted(k for k in stored if namespace is None or k[0] == namespace)
+        kind = next((str(r["kind"]) for r in stored.values()), resource)
+        return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {"resourceVersion": ""},
+                "items": [stored[k] for k in keys]}
+
+    def _get(self, api_version: str, resource: str, namespace: str, name: str, url: str) -> dict:
+        found = self._items.get((api_version, resource), {}).get((namespace, name))
+        if found is None:
+            raise ContextError(f"failed to GET resource with raw url: {url}: "
+                               f"{_not_found(api_version, resource, name)}")
+        return found
 
 
 def _contexts(rule: dict) -> Iterable[dict]:
