@@ -304,15 +304,15 @@ class VariableContext:
             return
         if spec.get("service") is not None:
             raise ContextError(f"context entry {name!r}: external service calls are not made offline")
-        url = str(self.substitute_variables(spec.get("urlPath") or ""))
         method = str(spec.get("method") or "GET")
-        data = self.substitute_variables(spec.get("data")) if spec.get("data") is not None else None
-        try:
+        try:  # a failed substitution is a failed fetch: the default (stored as written) replaces both
+            url = str(self.substitute_variables(spec.get("urlPath") or ""))
+            data = self.substitute_variables(spec.get("data")) if spec.get("data") is not None else None
             response = self.loader.api_call(url, method, data)
-        except ContextError:
+        except (ContextError, SubstitutionError):
             if spec.get("default") is None:
                 raise
-            self.tree = set_path(self.tree, [name], self.substitute_variables(spec["default"]))
+            self.tree = set_path(self.tree, [name], spec["default"])
             return
         expr = spec.get("jmesPath")
         if expr:

@@ -170,6 +170,12 @@ class _Loader:
                      "{key: '{{pods}}', operator: GreaterThan, value: 0}", "fail", id="api-call-from-loader"),
         pytest.param("[{name: pods, apiCall: {urlPath: /api/v1/nope, default: 0}}]",
                      "{key: '{{pods}}', operator: GreaterThan, value: 0}", "pass", id="api-call-default-on-failure"),
+        pytest.param("[{name: pods, apiCall: {urlPath: '/api/v1/{{request.object.nothing}}', default: 0}}]",
+                     "{key: '{{pods}}', operator: GreaterThan, value: 0}", "pass",
+                     id="api-call-default-when-url-substitution-fails"),
+        pytest.param("[{name: pods, apiCall: {urlPath: /api/v1/nope, default: '{{request.object.kind}}'}}]",
+                     "{key: '{{ length(pods) }}', operator: GreaterThan, value: 3}", "fail",
+                     id="api-call-default-stored-as-written"),
     ],
 )
 def test_context_entries_from_loader(context: str, condition: str, expected: str) -> None:
