@@ -1,37 +1,55 @@
-"""``wgpolicyk8s.io/v1alpha2`` policy reports of ``scanner apply`` results, as Kyverno's CLI prints them."""
+"""``wgpolicyk8s.io/v1alpha2`` policy reports of ``scanner apply`` results, as Kyverno's CLI prints them.
+
+A ``fail`` of a policy annotated ``policies.kyverno.io/scored: "false"`` stays a ``fail`` with
+``scored: false`` (spec 13.3).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
+from scanner.engine.exceptions import skipping_exceptions
 from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult
 from scanner.manifests import LoadedResource
 
 _SUMMARY = ("pass", "fail", "warn", "error", "skip")
+_SEVERITIES = frozenset({"critical", "high", "medium", "low", "info"})
 
 
-def _result(loaded: LoadedResource, policy: Policy, r: RuleResult, seconds: float) -> dict[str, Any]:
-    res = loaded.resource
-    meta = res.get("metadata") or {}
-    out: dict[str, Any] = {
-        "policy": r.policy,
-        "rule": r.rule,
-        "result": str(r.status),
-        "message": r.message,
+def _resource_reference(resource: dict[str, Any]) -> dict[str, Any]:
+    """The resource as a ``corev1.ObjectReference``: empty fields are left out."""
+    meta = resource.get("metadata") or {}
+    reference = {"apiVersion": resource.get("apiVersion"), "kind": resource.get("kind"),
+                 "name": meta.get("name"), "namespace": meta.get("namespace"),
+                 "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}
+    return {key: value for key, value in reference.items() if value}
+
+
+def _properties(policy: Policy, r: RuleResult) -> dict[str, str]:
+    """``process`` as Kyverno derives it from the policy, and the names of skipping exceptions."""
+    properties = {"process": "background scan" if policy.background else "admission review"}
+    exceptions = skipping_exceptions(r.message)
+    if exceptions:
+        properties["exceptions"] = ",".join(key.rpartition("/")[2] for key in exceptions)
+    return properties
+
+
+def _result(loaded: LoadedResource, policy: Policy, r: RuleResult, seconds: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"policy": r.policy, "rule": r.rule, "result": str(r.status)}
+    if r.message:
+        out["message"] = r.message
+    out.update({
         "scored": policy.scored,
         "source": "kyverno",
-        "timestamp": {"seconds": int(seconds), "nanos": int((seconds % 1) * 1e9)},
-        "resources": [{
-            "apiVersion": res.get("apiVersion"), "kind": res.get("kind"),
-            "name": meta.get("name"), "namespace": meta.get("namespace"),
-            **({"uid": meta["uid"]} if meta.get("uid") else {}),
-        }],
-    }
+        "timestamp": {"seconds": seconds, "nanos": 0},
+        "resources": [_resource_reference(loaded.resource)],
+        "properties": _properties(policy, r),
+    })
     if policy.category:
         out["category"] = policy.category
-    if policy.severity:
+    if policy.severity in _SEVERITIES:
         out["severity"] = policy.severity
     return out
 
@@ -51,16 +69,17 @@ def _report(kind: str, name: str, namespace: str | None, results: list[dict[str,
 
 
 def policy_reports(evaluated: list[tuple[LoadedResource, Policy, RuleResult]], now: float) -> list[dict[str, Any]]:
-    """One ClusterPolicyReport for ClusterPolicies and one PolicyReport per namespaced Policy's namespace."""
+    """A ClusterPolicyReport ``merged`` of the ClusterPolicies' results (when there are any), then
+    one PolicyReport per namespaced Policy, named and placed like the policy."""
     cluster: list[dict[str, Any]] = []
-    namespaced: dict[str, list[dict[str, Any]]] = {}
+    by_policy: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for loaded, policy, r in evaluated:
-        item = _result(loaded, policy, r, now)
+        item = _result(loaded, policy, r, int(now))
         if policy.kind == "Policy":
-            namespaced.setdefault(policy.namespace, []).append(item)
+            by_policy.setdefault((policy.namespace, policy.name), []).append(item)
         else:
             cluster.append(item)
-    docs = [_report("ClusterPolicyReport", "merged", None, cluster)]
-    for ns in sorted(namespaced):
-        docs.append(_report("PolicyReport", f"merged-{ns}", ns, namespaced[ns]))
+    docs = [_report("ClusterPolicyReport", "merged", None, cluster)] if cluster else []
+    for namespace, name in sorted(by_policy):
+        docs.append(_report("PolicyReport", name, namespace, by_policy[(namespace, name)]))
     return docs

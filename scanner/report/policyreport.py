@@ -50,6 +50,11 @@ OPENREPORTS = ReportFlavour("openreports.io/v1alpha1", "Report", "ClusterReport"
                             source_on_report=True)
 
 
+def _exception_names(exception_keys: str) -> str:
+    """Kyverno's ``exceptions`` property: the exceptions' names, without namespaces, joined by commas."""
+    return ",".join(key.rpartition("/")[2] for key in exception_keys.split(", "))
+
+
 def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, int],
                   policies: dict[str, Any]) -> dict[str, Any]:
     policy = policies[result.policy]
@@ -82,7 +87,7 @@ def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, i
     if resource.line is not None:
         properties["line"] = str(resource.line)
     if result.exception:
-        properties["exception"] = result.exception
+        properties["exceptions"] = _exception_names(result.exception)
     entry["properties"] = properties
     return entry
 
@@ -90,7 +95,7 @@ def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, i
 def policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY) -> list[dict[str, Any]]:
     """The report objects, cluster report first, then one per namespace in name order."""
     started = data.run.started_at
-    timestamp = {"seconds": int(started.timestamp()), "nanos": started.microsecond * 1000}
+    timestamp = {"seconds": int(started.timestamp()), "nanos": 0}  # whole seconds, as Kyverno writes
     policies = {p.name: p for p in data.policies}
     by_namespace: dict[str, list[dict[str, Any]]] = defaultdict(list)
     summaries: dict[str, dict[str, int]] = defaultdict(

@@ -182,6 +182,22 @@ def test_policy_reports_scored_comes_from_the_policy_and_a_failure_stays_one(sam
     assert shop[("require-labels", "check-team", "web")]["scored"] is True
 
 
+def test_policy_reports_name_skipping_exceptions_as_kyverno_does(sample_data: ReportData) -> None:
+    results = [dataclasses.replace(r, exception="tools/allow-debug, platform/allow-all") if r.exception else r
+               for r in sample_data.results]
+    reports = policy_reports(dataclasses.replace(sample_data, results=tuple(results)))
+    skipped = [x["properties"] for report in reports for x in report["results"] if x["result"] == "skip"]
+    assert skipped and all(p["exceptions"] == "allow-debug,allow-all" and "exception" not in p
+                           for p in skipped)
+
+
+def test_policy_reports_timestamp_in_whole_seconds(sample_data: ReportData) -> None:
+    run = dataclasses.replace(sample_data.run, started_at=sample_data.run.started_at + timedelta(seconds=1.25))
+    reports = policy_reports(dataclasses.replace(sample_data, run=run))
+    assert {tuple(x["timestamp"].values()) for report in reports for x in report["results"]} == {
+        (1709272801, 0)}
+
+
 @pytest.mark.parametrize(("flavour", "kinds"), [
     pytest.param(WGPOLICY, ["ClusterPolicyReport", "PolicyReport", "PolicyReport"],
                  id="wgpolicyk8s-kinds"),

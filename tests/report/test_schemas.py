@@ -41,7 +41,7 @@ def _strict(node: Any) -> Any:
     return node
 
 
-def _crd_validator(file_name: str) -> jsonschema.Draft4Validator:
+def crd_validator(file_name: str) -> jsonschema.Draft4Validator:
     crd = yaml.safe_load((DATA_DIR / file_name).read_text())
     schema = _strict(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
     return jsonschema.Draft4Validator(schema)
@@ -90,7 +90,7 @@ def test_sarif_validates_against_sarif_2_1_0_schema(make: Callable[[], ReportDat
 ])
 def test_policy_reports_validate_against_crd_schema(
         make: Callable[[], ReportData], flavour: ReportFlavour, crd: str) -> None:
-    validator = _crd_validator(crd)
+    validator = crd_validator(crd)
     reports = yaml.safe_load_all(yaml.safe_dump_all(policy_reports(make(), flavour)))
     kinds = set()
     for report in reports:
@@ -100,7 +100,7 @@ def test_policy_reports_validate_against_crd_schema(
 
 
 def test_crd_validator_rejects_unknown_result_field() -> None:
-    validator = _crd_validator("wgpolicyk8s.io_policyreports.yaml")
+    validator = crd_validator("wgpolicyk8s.io_policyreports.yaml")
     report = policy_reports(sample_report_data())[0]
     report["results"][0]["resourceId"] = "x"
     with pytest.raises(jsonschema.ValidationError, match="resourceId"):
