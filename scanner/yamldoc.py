@@ -1,7 +1,8 @@
 """YAML/JSON text -> documents as plain JSON-shaped data, with positions kept beside the data.
 
-Documents are read the way Kyverno's loaders read them (sigs.k8s.io/yaml): YAML 1.1
-booleans, timestamps kept as strings, map keys turned into strings. Positions never
+Documents are read the way Kyverno's loaders read them (sigs.k8s.io/yaml on go-yaml v2):
+go-yaml v2's scalar rules (YAML 1.1 booleans with ``y``/``n``, ``0o``/``0x``/``0b`` ints,
+timestamps kept as text), map keys turned into text, merge keys applied in order. Positions never
 enter the data: a document keeps its start line, and, when asked for, its node tree so
 that ``locate("/spec/rules/0/name")`` can give the line and column of any value.
 
@@ -15,6 +16,9 @@ libyaml's events in Python by :mod:`scanner.yamlevents` (iteratively, same limit
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -24,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from scanner.engine.gofmt import format_g
 from scanner.errors import Location, ManifestError
 
 try:  # the C loader where present; same semantics, much faster
@@ -33,23 +38,72 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """Safe loader with JSON-compatible output: no timestamps, string keys, no duplicates."""
+    """Safe loader that reads scalars and mappings as go-yaml v2 does, into JSON-shaped data.
+
+    Plain scalars resolve by go-yaml v2's rules (see :func:`_resolve_plain`); tags other
+    than bool, int, float and null are not interpreted (a tagged scalar is its text, a
+    tagged collection what it would be untagged); map keys become text as
+    sigs.k8s.io/yaml writes them into JSON; a repeated key is an error.
+    """
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
         if not isinstance(node, yaml.MappingNode):
             raise yaml.constructor.ConstructorError(
                 None, None, f"expected a mapping node, but found {node.id}", node.start_mark
             )
-        self.flatten_mapping(node)
         mapping: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str):
-                key = _key_text(key)
-            if key in mapping:
-                raise _duplicate_key(node, key_node, key)
-            mapping[key] = self.construct_object(value_node, deep=deep)
+        self._fill_mapping(mapping, node, deep)
         return mapping
+
+    def _fill_mapping(self, mapping: dict[str, Any], node: yaml.MappingNode, deep: bool) -> None:
+        """Set the entries of ``node`` in order, as go-yaml v2 does: a merge key (``<<``)
+        sets every key of the merged mapping(s), so it overrides the keys before it and
+        is overridden by the keys after it; of several merged mappings the first wins."""
+        explicit: set[str] = set()
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE and key_node.value == "<<":
+                for merged in _merged_mappings(node, value_node):
+                    self._fill_mapping(mapping, merged, deep)
+                continue
+            key = self.mapping_key(key_node, lambda n: self.construct_object(n, deep=deep))
+            if key in explicit:
+                raise _duplicate_key(node, key_node, key)
+            explicit.add(key)
+            mapping[key] = self.construct_object(value_node, deep=deep)
+
+    def mapping_key(self, node: yaml.Node, construct: Callable[[yaml.Node], Any]) -> str:
+        """The JSON text of a map key (sigs.k8s.io/yaml): numbers and booleans as text."""
+        if node.tag == _FLOAT and node.__class__ is _SCALAR:
+            return _float_key(_typed_value(node))  # an infinity is a fine key
+        return _key_text(construct(node), node)
+
+    def construct_untyped(self, node: yaml.Node) -> Any:
+        """A node whose tag go-yaml v2 does not interpret: a scalar is its text (``!!binary``
+        decoded), a mapping or sequence is read as if untagged."""
+        cls = node.__class__
+        if cls is _MAP:
+            return self.construct_mapping(node)
+        if cls is _SEQ:
+            return self.construct_sequence(node)
+        if node.tag == _BINARY:
+            return _binary_text(node)
+        return node.value
+
+    def construct_typed(self, node: yaml.Node) -> Any:
+        """A node tagged bool, int, float or null, implicitly or explicitly."""
+        if node.__class__ is not _SCALAR:
+            return self.construct_untyped(node)
+        return _typed_value(node)
+
+    construct_yaml_bool = construct_yaml_int = construct_yaml_null = construct_typed
+
+    def construct_yaml_float(self, node: yaml.Node) -> Any:
+        """A float value; JSON has no infinities or NaN, so sigs.k8s.io/yaml refuses them."""
+        value = self.construct_typed(node)
+        if value.__class__ is float and not math.isfinite(value):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} is not a JSON number", node.start_mark)
+        return value
 
     def construct_tree(self, node: yaml.Node) -> Any:
         """``construct_document`` for a node graph without aliases, several times faster.
@@ -68,7 +122,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             if tag == _BOOL:
                 return self.construct_yaml_bool(node)
             if tag == _NULL:
-                return None
+                return self.construct_yaml_null(node)
             if tag == _FLOAT:
                 return self.construct_yaml_float(node)
         elif cls is _MAP and node.tag == _MAP_TAG:
@@ -76,9 +130,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             for key_node, value_node in node.value:
                 if key_node.__class__ is not _SCALAR or key_node.tag == _MERGE:
                     return self.construct_document(node)
-                key = key_node.value if key_node.tag == _STR else self.construct_tree(key_node)
-                if key.__class__ is not str:
-                    key = _key_text(key)
+                key = key_node.value if key_node.tag == _STR else self.mapping_key(key_node, self.construct_tree)
                 if key in mapping:
                     raise _duplicate_key(node, key_node, key)
                 if value_node.__class__ is _SCALAR and value_node.tag == _STR:
@@ -96,46 +148,147 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         return self.construct_document if aliased or max_depth > _TREE_DEPTH else self.construct_tree
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
-        """``BaseResolver.resolve`` without path resolvers (this loader has none), faster."""
+        """The tag of a node: a plain scalar's by go-yaml v2's rules, a quoted one is text."""
         if kind is _SCALAR:
             if implicit[0]:
-                tag = _RESOLVED.get(value)
+                tag = _TAGS.get(value)
                 if tag is None:
-                    tag = _STR
-                    for candidate, regexp in _IMPLICIT.get(value[:1], ()):
-                        if regexp.match(value):
-                            tag = candidate
-                            break
-                    if len(_RESOLVED) >= _RESOLVED_LIMIT:
-                        _RESOLVED.clear()
-                    _RESOLVED[value] = tag
+                    tag = _remember(value)
                 return tag
             return _STR
         return _SEQ_TAG if kind is _SEQ else _MAP_TAG
 
 
 _SCALAR, _MAP, _SEQ = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
-_STR, _INT, _BOOL, _NULL, _FLOAT, _MAP_TAG, _SEQ_TAG, _MERGE = (
-    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "bool", "null", "float", "map", "seq", "merge"))
+_STR, _INT, _BOOL, _NULL, _FLOAT, _MAP_TAG, _SEQ_TAG, _MERGE, _BINARY = (
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "bool", "null", "float", "map", "seq", "merge", "binary"))
 
-_DROPPED_TAGS = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _DROPPED_TAGS]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
-
-
-# the implicit resolvers by first character ('' for the empty scalar), wildcards appended
-_IMPLICIT: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
-    first: tuple(resolvers) + tuple(_Loader.yaml_implicit_resolvers.get(None, ()))
-    for first, resolvers in _Loader.yaml_implicit_resolvers.items() if first is not None
+_Loader.yaml_constructors = {
+    None: _Loader.construct_untyped,
+    _MAP_TAG: _Loader.construct_yaml_map,
+    _SEQ_TAG: _Loader.construct_yaml_seq,
+    _BOOL: _Loader.construct_yaml_bool,
+    _INT: _Loader.construct_yaml_int,
+    _NULL: _Loader.construct_yaml_null,
+    _FLOAT: _Loader.construct_yaml_float,
 }
 assert not _Loader.yaml_path_resolvers
 
-# the tags of plain scalars seen so far: manifests repeat their values (kinds, booleans,
-# ports, policies), and a look-up is cheaper than the regular expressions
-_RESOLVED: dict[str, str] = {}
-_RESOLVED_LIMIT = 65_536
+# go-yaml v2's words (resolve.go): YAML 1.1 booleans including y/n, nulls, infinities, NaN
+_WORDS: dict[str, tuple[str, Any]] = {
+    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), (_BOOL, True)),
+    **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), (_BOOL, False)),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), (_NULL, None)),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), (_FLOAT, math.nan)),
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), (_FLOAT, math.inf)),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), (_FLOAT, -math.inf)),
+    "<<": (_MERGE, "<<"),
+}
+# Go's strconv.ParseInt with base 0 (after go-yaml drops every "_"): 0x, 0o, 0b, leading-0 octal
+_INT_TEXT = re.compile(r"[-+]?(?:0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_FLOAT_TEXT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_NUMBER_START = frozenset("+-0123456789")
+_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+
+
+def _resolve_plain(text: str) -> tuple[str, Any]:
+    """The tag and value go-yaml v2 gives a plain scalar (resolve.go). Timestamps stay text,
+    as go-yaml v2 decodes them into an untyped value; no base-60 numbers."""
+    word = _WORDS.get(text)
+    if word is not None:
+        return word
+    first = text[:1]
+    if first == ".":
+        return _float_value(text)
+    if first not in _NUMBER_START:
+        return _STR, None
+    plain = text.replace("_", "")
+    if _INT_TEXT.fullmatch(plain):
+        number = _go_int(plain)
+        if _INT64_MIN <= number <= _INT64_MAX or (0 <= number <= _UINT64_MAX and plain[0] != "+"):
+            return _INT, number
+        if not _FLOAT_TEXT.fullmatch(plain):
+            return _INT, number  # a hexadecimal, octal or binary number beyond 64 bits
+    if _FLOAT_TEXT.fullmatch(plain):
+        return _float_value(plain)
+    return _STR, None
+
+
+def _go_int(plain: str) -> int:
+    digits = plain.lstrip("+-")
+    if len(digits) > 1 and digits[0] == "0" and digits[1] not in "bBoOxX":
+        number = int(digits, 8)
+    else:
+        number = int(digits, 0)
+    return -number if plain[0] == "-" else number
+
+
+def _float_value(text: str) -> tuple[str, Any]:
+    try:
+        number = float(text)
+    except ValueError:
+        return _STR, None
+    return (_STR, None) if math.isinf(number) else (_FLOAT, number)  # Go refuses overflow
+
+
+# the tags (and values, but for text) of plain scalars seen so far: manifests repeat their
+# values (kinds, booleans, ports, policies), and a look-up is cheaper than resolving again
+_TAGS: dict[str, str] = {}
+_VALUES: dict[str, Any] = {}
+_TAGS_LIMIT = 65_536
+
+
+def _remember(text: str) -> str:
+    tag, value = _resolve_plain(text)
+    if len(_TAGS) >= _TAGS_LIMIT:
+        _TAGS.clear()
+        _VALUES.clear()
+    _TAGS[text] = tag
+    if tag != _STR:
+        _VALUES[text] = value
+    return tag
+
+
+def _typed_value(node: yaml.ScalarNode) -> Any:
+    """The value of a scalar tagged bool, int, float or null. An explicit tag must agree
+    with what the text resolves to (go-yaml v2 refuses ``!!int 1.5``), except that an
+    integer may be tagged float."""
+    text = node.value
+    tag = _TAGS.get(text)
+    if tag is None:
+        tag = _remember(text)
+    if tag == node.tag:
+        return _VALUES[text]
+    if tag == _INT and node.tag == _FLOAT:
+        return float(_VALUES[text])
+    raise yaml.constructor.ConstructorError(
+        None, None, f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[-1]}", node.start_mark)
+
+
+def _merged_mappings(node: yaml.MappingNode, value: yaml.Node) -> list[yaml.MappingNode]:
+    """The mappings a merge key merges, in the order go-yaml v2 sets them (first last)."""
+    if value.__class__ is _MAP:
+        return [value]
+    if value.__class__ is _SEQ and all(item.__class__ is _MAP for item in value.value):
+        return value.value[::-1]
+    raise yaml.constructor.ConstructorError(
+        "while constructing a mapping", node.start_mark,
+        "a merge key (<<) needs a mapping or a list of mappings", value.start_mark)
+
+
+def _binary_text(node: yaml.ScalarNode) -> str:
+    """``!!binary`` as Go's JSON encoder writes the decoded bytes: each byte that is not
+    part of valid UTF-8 becomes U+FFFD."""
+    try:
+        data = base64.b64decode(node.value.replace("\n", "").replace("\r", ""), validate=True)
+    except binascii.Error as exc:
+        raise yaml.constructor.ConstructorError(
+            None, None, "!!binary value is not valid base64", node.start_mark) from exc
+    return _ESCAPED_BYTE.sub("\ufffd", data.decode("utf-8", "surrogateescape"))
+
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 
 def _duplicate_key(node: yaml.Node, key_node: yaml.Node, key: str) -> yaml.constructor.ConstructorError:
@@ -143,12 +296,21 @@ def _duplicate_key(node: yaml.Node, key_node: yaml.Node, key: str) -> yaml.const
                                              f'mapping key "{key}" already defined', key_node.start_mark)
 
 
-def _key_text(key: Any) -> str:
-    if key is None:
-        return "null"
-    if isinstance(key, bool):
+def _key_text(key: Any, node: yaml.Node) -> str:
+    """sigs.k8s.io/yaml turns int and bool keys into text and refuses any other kind."""
+    if key.__class__ is str:
+        return key
+    if key.__class__ is bool:
         return "true" if key else "false"
-    return str(key)
+    if key.__class__ is int and _INT64_MIN <= key <= _INT64_MAX:
+        return str(key)
+    what = {type(None): "null", list: "a sequence", dict: "a mapping"}.get(type(key), f"{key} (beyond 64 bits)")
+    raise yaml.constructor.ConstructorError(None, None, f"unsupported mapping key: {what}", node.start_mark)
+
+
+def _float_key(value: float) -> str:
+    text = format_g(value)
+    return {"+Inf": ".inf", "-Inf": "-.inf", "NaN": ".nan"}.get(text, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,11 +584,7 @@ def iter_documents(
         return
     bound = nesting_bound(text)
     if bound > _WIDE_SAFE_DEPTH or len(text) > limits.stream_bytes:
-        from scanner.yamlevents import iter_event_documents
-
-        yield from iter_event_documents(
-            _Loader(text), text, path, keep_nodes, limits, split_lists, on_error
-        )
+        yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error)
         return
     compose = None if bound <= _INLINE_SAFE_DEPTH else _wide_executor()
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
@@ -454,6 +612,11 @@ def iter_documents(
                             unit if keep_nodes else None, item,
                         )
             except yaml.YAMLError as exc:
+                if "duplicate anchor" in str(getattr(exc, "context", "")):
+                    # go-yaml v2 lets an anchor be defined again (an alias means the latest
+                    # definition); libyaml's composer refuses it, the event composer does not
+                    yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error, index)
+                    return
                 error = syntax_error(exc, path, index, limits, on_error, text)
                 if error is None:
                     return
@@ -465,6 +628,21 @@ def iter_documents(
             index += 1
     finally:
         loader.dispose()
+
+
+def _event_documents(text: str | bytes, path: str, keep_nodes: bool, limits: YamlLimits, split: bool,
+                     on_error: ErrorHandler | None, first: int = 0) -> Iterator[YamlDocument]:
+    """The documents of ``text`` from index ``first`` on, composed by :mod:`scanner.yamlevents`."""
+    from scanner.yamlevents import iter_event_documents
+
+    def from_first(exc: ManifestError) -> None:  # earlier documents were reported already
+        if on_error is not None and (exc.location is None or (exc.location.document or 0) >= first):
+            on_error(exc)
+
+    for doc in iter_event_documents(_Loader(text), text, path, keep_nodes, limits, split,
+                                    from_first if on_error is not None else None):
+        if doc.index >= first:
+            yield doc
 
 
 def _within_limits(text: str | bytes, bound: int, limits: YamlLimits) -> bool:

@@ -18,7 +18,7 @@ TRICKY = ["yes", "No", "on", "OFF", "y", "n", "~", "null", "Null", "", "0777", "
           "&a", "*a", "true", "False", "3.", ".5", "0b101", "- x", "a: b", "#c", "'q'", '"q"', "x\ty", " lead",
           "trail ", "multi\nline", "é", "\u2028"]
 SCALARS = st.one_of(st.sampled_from(TRICKY), st.text(max_size=8), st.integers(), st.booleans(), st.none(),
-                    st.floats(allow_nan=False))
+                    st.floats(allow_nan=False, allow_infinity=False))
 DATA = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.one_of(st.sampled_from(TRICKY), st.text(max_size=6)), inner,
                                                  max_size=4)), max_leaves=20)
@@ -27,12 +27,20 @@ STYLES = st.sampled_from([{}, {"default_flow_style": True}, {"default_style": '"
 
 
 def both(text: str) -> tuple[object, object]:
-    """(construct_tree, construct_document) of every document of ``text``."""
+    """(construct_tree, construct_document) of every document of ``text``; a document that
+    cannot be constructed gives the text of its error."""
     loader = _Loader(text)
     nodes = []
     while loader.check_node():
         nodes.append(loader.get_node())
-    return [loader.construct_tree(n) for n in nodes], [loader.construct_document(n) for n in nodes]
+    return [_outcome(loader.construct_tree, n) for n in nodes], [_outcome(loader.construct_document, n) for n in nodes]
+
+
+def _outcome(construct, node) -> object:
+    try:
+        return construct(node)
+    except yaml.YAMLError as exc:
+        return f"error: {exc}"
 
 
 def same(a: object, b: object) -> bool:
@@ -72,8 +80,8 @@ def test_construct_tree_equals_construct_document_for_plain_scalars(words: list[
     pytest.param("merged:\n  <<: {a: 1}\n  c: 2\n", id="merge-key-inline"),
     pytest.param("a: !!str 12\nb: !!int '7'\nc: !!float '1'\nd: !!binary aGk=\n", id="explicit-core-tags"),
     pytest.param("s: !!set {a, b}\n", id="set-tag"),
-    pytest.param("? [a, b]\n: c\n", id="complex-key"),
-    pytest.param("1: a\n2.5: b\ntrue: c\n~: d\n", id="non-string-keys"),
+    pytest.param("1: a\n2.5: b\ntrue: c\n1e3: d\n.inf: e\n", id="non-string-keys"),
+    pytest.param("a: !Ref x\nb: !GetAtt [c, d]\ne: !!set {f}\n", id="uninterpreted-tags"),
     pytest.param("a: 2001-12-14t21:59:43.10-05:00\n", id="timestamp-stays-text"),
     pytest.param("a: [1, {b: [2, {c: null}]}]\n", id="nested-flow"),
 ])
@@ -83,7 +91,10 @@ def test_construct_tree_equals_construct_document_for_special_nodes(text: str) -
 
 
 @pytest.mark.parametrize("text", [
-    pytest.param("a: !Ref x\n", id="unknown-tag"),
+    pytest.param("~: x\n", id="null-key"),
+    pytest.param("? [a, b]\n: c\n", id="sequence-key"),
+    pytest.param("a: !!int 1.5\n", id="explicit-tag-disagrees"),
+    pytest.param("a: .inf\n", id="infinity-value"),
     pytest.param("a: 1\na: 2\n", id="duplicate-key"),
     pytest.param("x:\n  k: 1\n  k: 2\n", id="nested-duplicate-key"),
 ])

@@ -136,5 +136,9 @@ def test_limits_verdict_matches_the_node_walk_at_every_size(shape):
         text = SHAPES[shape](n)
         total, depth = _tree_size(yaml.compose(text, Loader=yaml.SafeLoader), 10**6)
         beyond = depth > limits.max_depth or total > limits.max_nodes
-        _, errors = _read(text, limits)
+        try:
+            _, errors = _read(text, limits)
+        except ManifestError as exc:  # a key that is a mapping: refused once read, as Kyverno does
+            assert "unsupported mapping key" in str(exc)
+            errors = []
         assert bool(errors) == beyond, (n, total, depth, errors)
