@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scanner.engine.evaluate import evaluate_policy
-from scanner.engine.match import Request, UserInfo, parse_kind
+from scanner.engine.match import Request, UserInfo
 from scanner.engine.policy import InvalidPolicyError, parse_policy
 from scanner.engine.types import FailureAction
 
@@ -41,25 +41,6 @@ def resource(kind: str = "Pod", name: str = "x", ns: str = "default", labels: di
 
 def outcome(doc: dict, res: dict, request: Request | None = None) -> list[tuple[str, str]]:
     return [(r.rule, str(r.status)) for r in evaluate_policy(parse_policy(doc), res, request)]
-
-
-@pytest.mark.parametrize(
-    ("entry", "gvks"),
-    [
-        pytest.param("Pod", ("*", "*", "Pod", ""), id="kind-only"),
-        pytest.param("v1/Pod", ("*", "v1", "Pod", ""), id="version-kind"),
-        pytest.param("apps/v1/Deployment", ("apps", "v1", "Deployment", ""), id="group-version-kind"),
-        pytest.param("Pod/exec", ("*", "*", "Pod", "exec"), id="kind-subresource"),
-        pytest.param("Pod.status", ("*", "*", "Pod", "status"), id="dotted-subresource"),
-        pytest.param("*/scale", ("*", "*", "*", "scale"), id="any-kind-subresource"),
-        pytest.param("*/*", ("*", "*", "*", "*"), id="everything"),
-        pytest.param("*/v1/Pod", ("*", "*", "v1", "Pod"), id="leading-star-misparse"),
-        pytest.param("apps/v1/Deployment/scale", ("apps", "v1", "Deployment", "scale"), id="four-parts"),
-    ],
-)
-def test_match_parse_kind(entry: str, gvks: tuple) -> None:
-    k = parse_kind(entry)
-    assert (k.group, k.version, k.kind, k.subresource) == gvks
 
 
 MATCH_CASES = [

@@ -13,6 +13,15 @@ from .conftest import y
 @pytest.mark.parametrize(
     ("entry", "gvks"),
     [
+        pytest.param("Pod", ("*", "*", "Pod", ""), id="kind-only"),
+        pytest.param("v1/Pod", ("*", "v1", "Pod", ""), id="version-kind"),
+        pytest.param("apps/v1/Deployment", ("apps", "v1", "Deployment", ""), id="group-version-kind"),
+        pytest.param("Pod/exec", ("*", "*", "Pod", "exec"), id="kind-subresource"),
+        pytest.param("Pod.status", ("*", "*", "Pod", "status"), id="dotted-subresource"),
+        pytest.param("*/scale", ("*", "*", "*", "scale"), id="any-kind-subresource"),
+        pytest.param("*/*", ("*", "*", "*", "*"), id="everything"),
+        pytest.param("*/v1/Pod", ("*", "*", "v1", "Pod"), id="leading-star-misparse"),
+        pytest.param("apps/v1/Deployment/scale", ("apps", "v1", "Deployment", "scale"), id="four-parts"),
         pytest.param("*", ("*", "*", "*", ""), id="star-is-every-kind"),
         pytest.param("*.*", ("*", "*", "*", "*"), id="dotted-star-is-everything"),
         pytest.param("v1.demo/v1/Demo", ("v1.demo", "v1", "Demo", ""), id="group-that-starts-like-a-version"),
@@ -23,7 +32,7 @@ from .conftest import y
         pytest.param("*/*/*/*/*", ("", "", "", ""), id="five-segments-match-nothing"),
     ],
 )
-def test_match_parse_kind_follows_segment_count(entry: str, gvks: tuple) -> None:
+def test_match_parse_kind(entry: str, gvks: tuple) -> None:
     k = parse_kind(entry)
     assert (k.group, k.version, k.kind, k.subresource) == gvks
 
