@@ -25,8 +25,7 @@ from scanner.sources.kustomize_native_fields import (
     METADATA_LABELS,
     TEMPLATE_LABELS,
     ImageRule,
-    apply_field_specs,
-    map_setter,
+    set_map_entries,
     set_namespace,
     set_replicas,
 )
@@ -39,7 +38,7 @@ from scanner.sources.kustomize_native_ids import (
 from scanner.sources.kustomize_native_patches import PatchRule
 from scanner.sources.kustomize_native_refs import fix_back_references
 from scanner.sources.kustomize_native_settings import Settings, read_settings
-from scanner.sources.kustomize_native_yaml import FileCache, UnsupportedKustomization, clone
+from scanner.sources.kustomize_native_yaml import FileCache, UnsupportedKustomization
 
 __all__ = ["NativeRenderer", "NativeResult", "UnsupportedKustomization", "render_native"]
 
@@ -94,7 +93,7 @@ class NativeRenderer:
             self._built[directory] = cached
         if isinstance(cached, UnsupportedKustomization):
             raise cached
-        return [NativeResource(clone(r.data), list(r.previous)) for r in cached]
+        return [r.copy() for r in cached]
 
     def _build_uncached(self, directory: str, stack: tuple[str, ...]) -> list[NativeResource]:
         if directory != self.root and not directory.startswith(self.root + os.sep):
@@ -146,15 +145,16 @@ class NativeRenderer:
     @staticmethod
     def _set_maps(resources: list[NativeResource], specs: Any, values: dict[str, str]) -> None:
         if values:
-            setter = map_setter(values)
             for r in resources:
-                apply_field_specs(r, specs, setter)
+                set_map_entries(r, specs, values)
 
     @staticmethod
     def _patch(resources: list[NativeResource], rule: PatchRule,
                directory: str) -> list[NativeResource]:
         deleted = set()
         for r in rule.targets(resources, directory):
-            if not rule.apply(r):
+            if rule.apply(r):
+                r.check_shared()
+            else:
                 deleted.add(id(r))
         return [r for r in resources if id(r) not in deleted]

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from scanner.sources.kustomize_native_ids import NativeResource, is_cluster_scoped
+from scanner.sources.kustomize_native_ids import Location, NativeResource, is_cluster_scoped
 from scanner.sources.kustomize_native_yaml import UnsupportedKustomization
 
 FieldSpec = tuple[str, str, str, tuple[str, ...], bool]  # group, version, kind, path, create
@@ -70,7 +70,7 @@ NAMESPACE_FIELDS: tuple[FieldSpec, ...] = (
 )
 REPLICA_KINDS = ("Deployment", "ReplicationController", "ReplicaSet", "StatefulSet")
 
-Setter = Callable[[dict[str, Any], str, bool], None]
+Setter = Callable[[dict[str, Any], str, bool, Location], None]
 
 
 def apply_field_specs(r: NativeResource, specs: tuple[FieldSpec, ...], setter: Setter) -> None:
@@ -78,19 +78,20 @@ def apply_field_specs(r: NativeResource, specs: tuple[FieldSpec, ...], setter: S
     for g, v, k, path, create in specs:
         if (g and g != group) or (v and v != version) or (k and k != r.kind):
             continue
-        _walk(r.data, path, create, setter)
+        _walk(r.data, path, create, setter, ())
 
 
-def _walk(node: Any, path: tuple[str, ...], create: bool, setter: Setter) -> None:
+def _walk(node: Any, path: tuple[str, ...], create: bool, setter: Setter,
+          location: Location) -> None:
     if isinstance(node, list):
-        for element in node:
-            _walk(element, path, create, setter)
+        for index, element in enumerate(node):
+            _walk(element, path, create, setter, (*location, index))
         return
     if not isinstance(node, dict):
         raise UnsupportedKustomization(f"field spec path {'/'.join(path)} meets a scalar")
     name, is_list = (path[0][:-2], True) if path[0].endswith("[]") else (path[0], False)
     if len(path) == 1 and not is_list:
-        setter(node, name, create)
+        setter(node, name, create, (*location, name))
         return
     child = node.get(name)
     if child is None:
@@ -99,12 +100,19 @@ def _walk(node: Any, path: tuple[str, ...], create: bool, setter: Setter) -> Non
         if not create or is_list:
             return
         child = node[name] = {}
-    _walk(child, path[1:], create, setter)
+    _walk(child, path[1:], create, setter, (*location, name))
 
 
-def map_setter(values: dict[str, str]) -> Setter:
-    """Set ``values`` in the map at the end of a path (created when allowed)."""
-    def setter(parent: dict[str, Any], key: str, create: bool) -> None:
+def set_map_entries(r: NativeResource, specs: tuple[FieldSpec, ...],
+                    values: dict[str, str]) -> None:
+    """Set ``values`` in the maps the field specs reach (created when allowed).
+
+    An entry added where its key was missing is one node shared by all those places
+    of the object (see :class:`NativeResource`); an entry that exists is overwritten.
+    """
+    added: dict[str, list[Location]] = {key: [] for key in values}
+
+    def setter(parent: dict[str, Any], key: str, create: bool, location: Location) -> None:
         current = parent.get(key)
         if current is None:
             if key in parent and not create:
@@ -114,12 +122,18 @@ def map_setter(values: dict[str, str]) -> Setter:
             current = parent[key] = {}
         if not isinstance(current, dict):
             raise UnsupportedKustomization(f"{key} is not a mapping")
+        for name in values:
+            if name not in current:
+                added[name].append((*location, name))
         current.update(values)
-    return setter
+
+    apply_field_specs(r, specs, setter)
+    r.check_shared()
+    r.shared.extend(tuple(places) for places in added.values() if len(places) > 1)
 
 
 def scalar_setter(value: Any) -> Setter:
-    def setter(parent: dict[str, Any], key: str, create: bool) -> None:
+    def setter(parent: dict[str, Any], key: str, create: bool, _location: Location) -> None:
         if key not in parent and not create:
             return
         if isinstance(parent.get(key), dict | list):

@@ -13,9 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.sources.kustomize_native_yaml import UnsupportedKustomization
+from scanner.sources.kustomize_native_yaml import UnsupportedKustomization, clone
 
 Gvk = tuple[str, str, str]  # group, version, kind
+Location = tuple[str | int, ...]  # keys and list indexes from the object's root
+_MISSING = object()
 
 _CLUSTER_SCOPED_TEXT = """
 v1: Namespace Node PersistentVolume ComponentStatus
@@ -59,10 +61,19 @@ _TYPE_ORDER = {**{k: i - len(_ORDER_FIRST) for i, k in enumerate(_ORDER_FIRST)},
 
 @dataclass(slots=True)
 class NativeResource:
-    """One object being rendered, with the (name, namespace) ids it had before."""
+    """One object being rendered, with the (name, namespace) ids it had before.
+
+    ``shared`` lists the places that hold one YAML node in Kustomize: a label or
+    annotation one transformer adds where it was missing, at several paths of an
+    object, is a single node there, so a later change at one place shows at all.
+    """
 
     data: dict[str, Any]
     previous: list[tuple[str, str]] = field(default_factory=list)
+    shared: list[tuple[Location, ...]] = field(default_factory=list)
+
+    def copy(self) -> NativeResource:
+        return NativeResource(clone(self.data), list(self.previous), list(self.shared))
 
     @property
     def api_version(self) -> str:
@@ -93,6 +104,27 @@ class NativeResource:
 
     def remember_id(self) -> None:
         self.previous.append((self.name, self.namespace))
+
+    def check_shared(self) -> None:
+        """Raise the fallback signal when places Kustomize shares one node now differ."""
+        for places in self.shared:
+            values = [v for v in (value_at(self.data, p) for p in places) if v is not _MISSING]
+            if any(v != values[0] for v in values):
+                raise UnsupportedKustomization(
+                    f"{self.kind} {self.name}: change to a label or annotation Kustomize shares "
+                    "between several fields")
+
+
+def value_at(data: Any, location: Location) -> Any:
+    """The value at ``location`` in ``data``, or a marker when it is missing."""
+    for step in location:
+        if isinstance(step, int):
+            if not isinstance(data, list) or step >= len(data):
+                return _MISSING
+        elif not isinstance(data, dict) or step not in data:
+            return _MISSING
+        data = data[step]
+    return data
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
@@ -130,6 +162,8 @@ def check_resource(data: Any, path: str) -> NativeResource:
         values = metadata.get(key)
         if values is not None and not isinstance(values, dict):
             raise UnsupportedKustomization(f"metadata.{key} is not a mapping", path)
+        if values and not all(isinstance(v, str) for v in values.values()):
+            raise UnsupportedKustomization(f"metadata.{key} value that is not text", path)
         if key == "annotations" and values and any(
                 k.startswith(("config.kubernetes.io/", "internal.config.kubernetes.io/",
                               "kustomize.config.k8s.io/", "config.k8s.io/")) for k in values):

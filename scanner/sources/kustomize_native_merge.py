@@ -58,7 +58,7 @@ def apply_patch(target: NativeResource, patch: dict[str, Any]) -> bool:
     if not isinstance(result.get("metadata"), dict):
         raise UnsupportedKustomization("patch removes metadata")
     result["kind"], result["metadata"]["name"] = kind, name
-    if namespace is None:
+    if not namespace:
         result["metadata"].pop("namespace", None)
     else:
         result["metadata"]["namespace"] = namespace

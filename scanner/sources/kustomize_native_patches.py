@@ -50,10 +50,7 @@ class PatchRule:
                 raise UnsupportedKustomization("patch namespace differs from its target",
                                                self.source)
             return found
-        found = [r for r in resources if self._is_selected(r)]
-        if not found:
-            raise UnsupportedKustomization("patch target selects nothing", self.source)
-        return found
+        return [r for r in resources if self._is_selected(r)]
 
     def apply(self, target: NativeResource) -> bool:
         patch = clone(self.patch)
@@ -88,8 +85,13 @@ class PatchRule:
 
 
 def load_patch_rules(directory: str, kustomization: str, file: str | None, target: Any,
-                     files: FileCache, inline: str | None = None) -> list[PatchRule]:
-    """The patch documents of one ``patches``/``patchesStrategicMerge`` entry."""
+                     files: FileCache, inline: str | None = None,
+                     loaded_as_resource: bool = False) -> list[PatchRule]:
+    """The patch documents of one ``patches``/``patchesStrategicMerge`` entry.
+
+    ``loaded_as_resource``: a ``patchesStrategicMerge`` entry, which Kustomize reads
+    as a resource, turning null label and annotation values into the text ``null``.
+    """
     if inline is not None:
         source = kustomization
         documents = parse_documents(inline, kustomization)
@@ -107,6 +109,7 @@ def load_patch_rules(directory: str, kustomization: str, file: str | None, targe
     for patch in documents:
         if not isinstance(patch, dict):
             raise UnsupportedKustomization("not a strategic merge patch", source)
+        _check_metadata_maps(patch, source, loaded_as_resource)
         if selector is None:
             metadata = patch.get("metadata")
             if not (isinstance(patch.get("apiVersion"), str) and isinstance(patch.get("kind"), str)
@@ -115,6 +118,19 @@ def load_patch_rules(directory: str, kustomization: str, file: str | None, targe
                 raise UnsupportedKustomization("patch without apiVersion/kind/name", source)
         rules.append(PatchRule(patch, source, selector))
     return rules
+
+
+def _check_metadata_maps(patch: Any, source: str, loaded_as_resource: bool) -> None:
+    """Raise the fallback signal for label or annotation values Kustomize turns into text."""
+    metadata = patch.get("metadata") if isinstance(patch, dict) else None
+    if not isinstance(metadata, dict):
+        return
+    for key in ("labels", "annotations"):
+        values = metadata.get(key)
+        if isinstance(values, dict) and not all(
+                isinstance(v, str) or (v is None and not loaded_as_resource)
+                for v in values.values()):
+            raise UnsupportedKustomization(f"patch metadata.{key} value that is not text", source)
 
 
 def _selector(target: Any, kustomization: str) -> dict[str, re.Pattern[str]] | None:

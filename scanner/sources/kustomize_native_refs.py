@@ -62,8 +62,8 @@ def _fix_subjects(referrer: NativeResource, resources: list[NativeResource]) -> 
             namespace = subject["namespace"]
             if not isinstance(namespace, str) or not namespace:
                 raise UnsupportedKustomization("subject namespace is empty or not text")
-            candidates = [c for c in reachable if c.original()[1] == namespace] or \
-                [c for c in reachable if c.namespace == namespace]
+            candidates = [c for c in reachable if _namespace_of(c, c.original()[1]) == namespace] or \
+                [c for c in reachable if _namespace_of(c, c.namespace) == namespace]
         candidates = [c for c in candidates
                       if c.api_version == "v1" and c.kind == "ServiceAccount"
                       and any(n == name for n, _ in c.previous)]
@@ -77,6 +77,11 @@ def _fix_subjects(referrer: NativeResource, resources: list[NativeResource]) -> 
         subject["name"] = referral.name
         if referral.namespace:
             subject["namespace"] = referral.namespace
+
+
+def _namespace_of(r: NativeResource, namespace: str) -> str:
+    """``namespace`` as Kustomize groups ``r`` by it: empty is ``default``."""
+    return effective_namespace(r.api_version, r.kind, namespace)
 
 
 def _referable_by(referrer: NativeResource, subjects: list[Any],

@@ -83,7 +83,8 @@ def read_settings(directory: str, path: str, files: FileCache) -> Settings:
             raise UnsupportedKustomization("patchesStrategicMerge entry", path)
         inline = "\n" in entry
         settings.patches += load_patch_rules(directory, path, None if inline else entry, None,
-                                             files, inline=entry if inline else None)
+                                             files, inline=entry if inline else None,
+                                             loaded_as_resource=True)
     for entry in _list(data, "patches", path):
         if not isinstance(entry, dict) or set(entry) - {"path", "patch", "target"} or \
                 ("path" in entry) == ("patch" in entry):

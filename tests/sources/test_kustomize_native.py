@@ -225,6 +225,23 @@ SUPPORTED = [
                   "mid/kustomization.yaml": "namespace: mid\nresources: [../base]\n"
                                             "labels: [{pairs: {layer: mid}}]\n"},
                  id="nested-namespaces-patch-finds-original-id"),
+    pytest.param(overlay("resources: [../base, extra.yaml]\npatches:\n- path: p.yaml\n",
+                         extra_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: ''}\n",
+                         p_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, labels: {a: b}}\n"),
+                 id="patch-drops-empty-namespace"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- target: {kind: Ingress}\n  patch: |\n"
+                         "    apiVersion: v1\n    kind: X\n    metadata: {name: x, labels: {a: b}}\n"),
+                 id="patch-target-selecting-nothing-changes-nothing"),
+    pytest.param(overlay("namespace: prod\nresources: [../base, crb.yaml]\n", crb_yaml="""\
+        apiVersion: rbac.authorization.k8s.io/v1
+        kind: ClusterRoleBinding
+        metadata: {name: web}
+        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: reader}
+        subjects: [{kind: ServiceAccount, name: web, namespace: default}]
+        """), id="subject-in-default-namespace-follows-service-account-without-namespace"),
+    pytest.param({**overlay("resources: [../mid]\ncommonLabels: {team: b}\n"),
+                  "mid/kustomization.yaml": "resources: [../base]\ncommonLabels: {team: a}\n"},
+                 id="common-labels-twice-rewrite-every-shared-label"),
 ]
 
 
@@ -264,6 +281,20 @@ FALLBACKS = [
                  "0 kustomization files", id="directory-without-kustomization-falls-back"),
     pytest.param(overlay("resources: [../base]\nreplicas: [{name: nothing, count: 1}]\n"),
                  "no workload named", id="replicas-without-target-falls-back"),
+    pytest.param({**overlay("resources: [../mid]\npatches:\n- path: p.yaml\n",
+                            p_yaml=PATCH_HEAD.replace("{name: web}", "{name: web, labels: {team: b}}")),
+                  "mid/kustomization.yaml": "resources: [../base]\ncommonLabels: {team: a}\n"},
+                 "Kustomize shares", id="patch-to-label-shared-with-selector-falls-back"),
+    pytest.param(overlay("resources: [../base]\nlabels:\n- pairs: {team: a}\n  includeSelectors: true\n"
+                         "- pairs: {team: b}\n"),
+                 "Kustomize shares", id="metadata-label-over-shared-selector-label-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatchesStrategicMerge:\n- p.yaml\n",
+                         p_yaml=PATCH_HEAD.replace("{name: web}", "{name: web, labels: {app: null}}")),
+                 "not text", id="null-label-in-patches-strategic-merge-falls-back"),
+    pytest.param(overlay("resources: [../base, extra.yaml]\n",
+                         extra_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+                                    "  annotations: {replicas: 3}\n"),
+                 "not text", id="annotation-number-falls-back"),
 ]
 
 
