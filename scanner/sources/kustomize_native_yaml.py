@@ -1,11 +1,11 @@
 """YAML for the in-process Kustomize renderer: read files as ``kubectl kustomize`` would.
 
 Kustomize reads YAML 1.2 (go-yaml v3) and writes it back; the scanner reads the
-rendered text with YAML 1.1 rules. A few plain scalars mean different things to the
-two (``yes``/``on``/``off``/``no`` are booleans only in 1.1; ``1:30`` is a base-60
-number only in 1.1), so the renderer's output would carry them as strings while a
-direct read gives booleans or numbers. Files holding such scalars, anchors or very
-deep nesting are not rendered in process (:class:`UnsupportedKustomization`).
+rendered text with YAML 1.1 rules. Some plain scalars mean different things to the
+two (``y``/``yes``/``on``/``off``/``no``/``n`` are booleans only in 1.1), so the
+renderer's output would carry them as quoted strings while a direct read gives
+booleans. Files holding such scalars, anchors or very deep nesting are not rendered
+in process (:class:`UnsupportedKustomization`).
 """
 
 from __future__ import annotations
@@ -38,20 +38,8 @@ class _NativeLoader(_Loader):  # type: ignore[misc,valid-type]
             raise UnsupportedKustomization(f"YAML 1.1 boolean {node.value!r}")
         return bool(super().construct_yaml_bool(node))
 
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
-        if ":" in node.value:
-            raise UnsupportedKustomization(f"base-60 number {node.value!r}")
-        return int(super().construct_yaml_int(node))
-
-    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
-        if ":" in node.value:
-            raise UnsupportedKustomization(f"base-60 number {node.value!r}")
-        return float(super().construct_yaml_float(node))
-
 
 _NativeLoader.add_constructor("tag:yaml.org,2002:bool", _NativeLoader.construct_yaml_bool)
-_NativeLoader.add_constructor("tag:yaml.org,2002:int", _NativeLoader.construct_yaml_int)
-_NativeLoader.add_constructor("tag:yaml.org,2002:float", _NativeLoader.construct_yaml_float)
 
 
 def parse_documents(text: bytes | str, path: str) -> list[Any]:

@@ -39,8 +39,8 @@ def both(text: str) -> tuple[object, object]:
 def _outcome(construct, node) -> object:
     try:
         return construct(node)
-    except yaml.YAMLError as exc:
-        return f"error: {exc}"
+    except yaml.YAMLError as exc:  # the problem, not where: the two may meet a bad value in another order
+        return f"error: {getattr(exc, 'problem', None) or exc}"
 
 
 def same(a: object, b: object) -> bool:
