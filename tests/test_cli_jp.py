@@ -22,7 +22,7 @@ def invoke(args: list[str], stdin: str | None = None) -> tuple[int, str, str]:
                      id="stdin-json"),
         pytest.param(["jp", "query", "a.b"], "a:\n  b: [1, 2.5]\n", "# a.b\n[\n  1,\n  2.5\n]\n",
                      id="stdin-yaml-indented"),
-        pytest.param(["jp", "query", "-c", "a"], "a: {y: 1, x: 2}\n", '# a\n{"x":2,"y":1}\n',
+        pytest.param(["jp", "query", "-c", "a"], "a: {z: 1, x: 2}\n", '# a\n{"x":2,"z":1}\n',
                      id="compact"),
         pytest.param(["jp", "query", "-u", "name"], "name: web\n", "# name\nweb\n",
                      id="unquoted-string"),
