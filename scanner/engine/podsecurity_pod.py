@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scanner.engine.gofmt import format_json_number
+
 _CONTROLLER_KINDS = frozenset(
     {"DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController"}
 )
@@ -132,8 +134,8 @@ def _json_type(value: Any) -> str:
 
 def _fail(value: Any, struct: str, path: str, go_type: str) -> PodDecodeError:
     what = _json_type(value)
-    if what == "number":
-        what = f"number {value}"
+    if what == "number":  # the number as its JSON text reads
+        what = f"number {format_json_number(value)}"
     return PodDecodeError(
         f"json: cannot unmarshal {what} into Go struct field {struct}.{path} of type {go_type}"
     )

@@ -276,6 +276,9 @@ def test_podsecurity_cronjob_reads_job_template_metadata() -> None:
                  "cannot unmarshal string into Go struct field SecurityContext."
                  "spec.containers.securityContext.runAsUser of type int64", id="string-uid"),
     pytest.param(pod({"hostNetwork": "yes"}), "of type bool", id="string-bool"),
+    pytest.param({"kind": "Pod", "metadata": {"labels": {"hash": 14398205e3}}, "spec": {}},
+                 "cannot unmarshal number 14398205000 into Go struct field ObjectMeta.metadata.labels of type string",
+                 id="number-as-json-text"),
 ])
 def test_podsecurity_undecodable_resource_errors(resource: dict[str, Any], fragment: str) -> None:
     result = run(resource)
