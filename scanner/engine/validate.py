@@ -41,15 +41,15 @@ def _resolve(message: Message) -> str:
 
 def pattern_failure_message(rule: Rule, outcome: PatternOutcome, message: Message) -> str:
     """Kyverno's wording for a failed or erroring pattern (spec 4.10)."""
+    if not rule.message:
+        if outcome.path:
+            return f"validation error: rule {rule.name} failed at path {outcome.path}"
+        return f"validation error: rule {rule.name} execution error: {outcome.message}"
     try:
         msg = _resolve(message)
     except SUBSTITUTION_FAILURES:
         return (f"validation error: variables substitution error in rule {rule.name} "
                 f"execution error: {outcome.message}")
-    if not msg:
-        if outcome.path:
-            return f"validation error: rule {rule.name} failed at path {outcome.path}"
-        return f"validation error: rule {rule.name} execution error: {outcome.message}"
     msg = msg if msg.endswith(".") else msg + "."
     if outcome.path:
         return f"validation error: {msg} rule {rule.name} failed at path {outcome.path}"
@@ -85,19 +85,23 @@ def check_any_pattern(rule: Rule, patterns: tuple[CompiledPattern, ...], documen
             first_path = first_path or outcome.path
         else:
             failed.append(f"rule {rule.name}[{i}] failed: {outcome.message}")
+    if failed:
+        return RuleStatus.FAIL, any_pattern_failure_message(rule, " ".join(failed), message), first_path
+    if skipped:
+        return RuleStatus.SKIP, " ".join(skipped), ""
+    return RuleStatus.PASS, rule.message, ""
+
+
+def any_pattern_failure_message(rule: Rule, items: str, message: Message) -> str:
+    """Kyverno's wording for an anyPattern where no pattern passed and some failed (spec 5)."""
+    if not rule.message:
+        return f"validation error: {items}"
     try:
         msg = _resolve(message)
     except SUBSTITUTION_FAILURES:
-        msg = rule.message
-    if failed:
-        items = " ".join(failed)
-        if not msg:
-            return RuleStatus.FAIL, f"validation error: {items}", first_path
-        sep = " " if msg.endswith(".") else ". "
-        return RuleStatus.FAIL, f"validation error: {msg}{sep}{items}", first_path
-    if skipped:
-        return RuleStatus.SKIP, " ".join(skipped), ""
-    return RuleStatus.PASS, msg, ""
+        return f"validation error: variables substitution error in rule {rule.name} execution error: {items}"
+    sep = " " if msg.endswith(".") else ". "
+    return f"validation error: {msg}{sep}{items}"
 
 
 def run_deny(rule: Rule, deny: Any, ctx: VariableContext) -> Outcome:
@@ -109,16 +113,15 @@ def run_deny(rule: Rule, deny: Any, ctx: VariableContext) -> Outcome:
         return RuleStatus.ERROR, f"failed to check deny conditions: {exc}", ""
     if not block.value:
         return RuleStatus.PASS, pass_message(rule), ""
-    parts = [m for m in [rule.message, *block.messages] if m]
+    parts = [m for m in (rule.message, block.message) if m]
     if not parts:
         return RuleStatus.FAIL, f"validation error: rule {rule.name} failed", ""
-    text = "; ".join(parts)
     try:
-        value = ctx.substitute_variables(text)
+        value = ctx.substitute_variables("; ".join(parts))
     except SUBSTITUTION_FAILURES:
-        return RuleStatus.FAIL, "; ".join(m for m in block.messages if m), ""
+        return RuleStatus.FAIL, block.message, ""
     if not isinstance(value, str):
-        return RuleStatus.FAIL, "the produced message didn't resolve to a string", ""
+        return RuleStatus.FAIL, "the produced message didn't resolve to a string, check your policy definition.", ""
     return RuleStatus.FAIL, value, ""
 
 

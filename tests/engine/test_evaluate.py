@@ -204,3 +204,38 @@ def test_policy_validity_errors_are_located(doc: dict, pointer: str, text: str) 
     with pytest.raises(InvalidPolicyError) as info:
         parse_policy(doc)
     assert any(p == pointer and text in m for p, m in info.value.problems), info.value.problems
+
+
+TEAM_PATTERN = "{metadata: {labels: {team: '?*'}}}"
+EMPTY_MESSAGE = "\"{{request.object.metadata.labels.none || ''}}\""
+TWO_TRUE_CONDITIONS = ("[{key: a, operator: Equals, value: a, message: one},"
+                       " {key: b, operator: Equals, value: b, message: two}]")
+
+
+@pytest.mark.parametrize(
+    ("validate", "expected"),
+    [
+        pytest.param(f"{{message: 'needs {{{{request.object.missing.key}}}}', anyPattern: [{TEAM_PATTERN}]}}",
+                     "validation error: variables substitution error in rule r execution error: "
+                     "rule r[0] failed at path /metadata/labels/team/",
+                     id="any-pattern-message-substitution-error"),
+        pytest.param(f"{{message: {EMPTY_MESSAGE}, pattern: {TEAM_PATTERN}}}",
+                     "validation error: . rule r failed at path /metadata/labels/team/",
+                     id="pattern-message-resolving-to-empty-is-still-a-message"),
+        pytest.param(f"{{message: {EMPTY_MESSAGE}, anyPattern: [{TEAM_PATTERN}]}}",
+                     "validation error: . rule r[0] failed at path /metadata/labels/team/",
+                     id="any-pattern-message-resolving-to-empty-is-still-a-message"),
+        pytest.param("{message: 'pod {{request.object.metadata.name}}', anyPattern: []}",
+                     "pod {{request.object.metadata.name}}", id="empty-any-pattern-passes-with-the-raw-message"),
+        pytest.param(f"{{message: top, deny: {{conditions: {TWO_TRUE_CONDITIONS}}}}}",
+                     "top; one;two", id="deny-legacy-list-keeps-its-separator"),
+        pytest.param(f"{{message: 'top {{{{request.object.missing.key}}}}', deny: {{conditions: {TWO_TRUE_CONDITIONS}}}}}",
+                     "one;two", id="deny-message-substitution-error-keeps-condition-messages"),
+        pytest.param("{message: '{{ `5` }}', deny: {}}",
+                     "the produced message didn't resolve to a string, check your policy definition.",
+                     id="deny-message-that-is-not-a-string"),
+    ],
+)
+def test_rule_message_wording(validate: str, expected: str) -> None:
+    [result] = evaluate_policy(parse_policy(policy(rule(validate=validate))), resource())
+    assert result.message == expected
