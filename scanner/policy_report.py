@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from scanner.engine.exceptions import skipping_exceptions
+from scanner.engine.exceptions import exception_names, skipping_exceptions
 from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult
 from scanner.manifests import LoadedResource
@@ -32,7 +32,7 @@ def _properties(policy: Policy, r: RuleResult) -> dict[str, str]:
     properties = {"process": "background scan" if policy.background else "admission review"}
     exceptions = skipping_exceptions(r.message)
     if exceptions:
-        properties["exceptions"] = ",".join(key.rpartition("/")[2] for key in exceptions)
+        properties["exceptions"] = exception_names(exceptions)
     return properties
 
 

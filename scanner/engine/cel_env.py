@@ -145,9 +145,9 @@ def compile_program(text: str, *, expect: str | None = None) -> Any:
         program = env.compile(text)
     except RuntimeError as e:
         message = _clean(str(e), keep_position=False)
-        if (unsupported := _unsupported_feature(text, message)) is not None:
-            raise CelCompileError(f"not supported: {unsupported}") from e
         undeclared = re.findall(r"undeclared reference to '([^']+)'", message)
+        if (unsupported := _unsupported_feature(text, message, undeclared)) is not None:
+            raise CelCompileError(f"not supported: {unsupported}") from e
         if undeclared or "no matching overload" not in message:
             raise CelCompileError(message) from e
         try:
@@ -162,9 +162,9 @@ def compile_program(text: str, *, expect: str | None = None) -> Any:
     return program
 
 
-def _unsupported_feature(text: str, message: str) -> str | None:
-    """The CEL feature of the Kubernetes environment a compile error of ``text`` is due to."""
-    undeclared = re.findall(r"undeclared reference to '([^']+)'", message)
+def _unsupported_feature(text: str, message: str, undeclared: list[str]) -> str | None:
+    """The CEL feature of the Kubernetes environment a compile error of ``text`` (naming the
+    ``undeclared`` references) is due to."""
     if undeclared and _TWO_VARIABLE_COMPREHENSION.search(text):
         return "two-variable comprehensions"
     for name in undeclared:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,11 @@ def skipping_exceptions(message: str) -> tuple[str, ...]:
     if not message.startswith(SKIP_MESSAGE):
         return ()
     return tuple(k.strip() for k in message.removeprefix(SKIP_MESSAGE).split(",") if k.strip())
+
+
+def exception_names(keys: Iterable[str]) -> str:
+    """Kyverno's report property for exceptions: their names, without namespaces, joined by commas."""
+    return ",".join(key.rpartition("/")[2] for key in keys)
 
 
 @dataclass(frozen=True, slots=True)

@@ -421,7 +421,7 @@ def parse_policy(doc: Any) -> Policy:
                                                     rp + "/validate/failureActionOverrides")
         if background:
             for part in ("match", "exclude"):
-                for fptr, f in _match_filters(raw.get(part), f"{rp}/{part}"):
+                for fptr, f in policy_checks.match_filters(raw.get(part), f"{rp}/{part}"):
                     for key in ("roles", "clusterRoles", "subjects"):
                         if f.get(key):
                             problems.append((f"{fptr}/{key}", f"{key} are not allowed when background is true"))
@@ -476,12 +476,3 @@ def _foreach_entries(raw: Any, prefix: str = "") -> list[tuple[str, dict]]:
             out.append((path, fe))
             out += _foreach_entries(fe.get("foreach"), f"{path}/foreach/")
     return out
-
-
-def _match_filters(block: Any, pointer: str) -> list[tuple[str, dict]]:
-    if not isinstance(block, dict):
-        return []
-    for mode in ("any", "all"):
-        if isinstance(block.get(mode), list):
-            return [(f"{pointer}/{mode}/{i}", f) for i, f in enumerate(block[mode]) if isinstance(f, dict)]
-    return [(pointer, block)]

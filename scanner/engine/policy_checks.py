@@ -287,7 +287,7 @@ _WILDCARD_DENY_KEY = re.compile(r"\{\{\s*(request\.|serviceAccountName|serviceAc
 _METADATA_ONLY = "policy can only deal with the metadata field of the resource if the rule does not match any kind"
 
 
-def _filters(block: Any, pointer: str) -> list[tuple[str, dict]]:
+def match_filters(block: Any, pointer: str) -> list[tuple[str, dict]]:
     """The legacy block and each any/all filter of a match/exclude block, with pointers."""
     if not isinstance(block, dict):
         return []
@@ -328,7 +328,7 @@ def _wildcard_rule_problem(rule: dict) -> str | None:
 def check_wildcard_kinds(rule: dict, background: bool, problems: Problems, pointer: str) -> None:
     """The kind ``*`` (in match or exclude): not in background mode, alone, and metadata-only rules."""
     for part in ("match", "exclude"):
-        for fp, fltr in _filters(rule.get(part), f"{pointer}/{part}"):
+        for fp, fltr in match_filters(rule.get(part), f"{pointer}/{part}"):
             kinds = _resources(fltr).get("kinds")
             if not isinstance(kinds, list) or "*" not in kinds:
                 continue
@@ -346,7 +346,7 @@ def check_wildcard_kinds(rule: dict, background: bool, problems: Problems, point
 def check_namespaced_filters(rule: dict, problems: Problems, pointer: str) -> None:
     """A namespaced Policy may not filter by namespace, in match or in exclude."""
     for part in ("match", "exclude"):
-        for fp, fltr in _filters(rule.get(part), f"{pointer}/{part}"):
+        for fp, fltr in match_filters(rule.get(part), f"{pointer}/{part}"):
             if _resources(fltr).get("namespaces"):
                 problems.append((fp + "/resources/namespaces",
                                  "filtering namespaces not allowed in namespaced policies"))

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from scanner.engine.exceptions import exception_names
 from scanner.engine.types import RuleStatus
 from scanner.report.data import ReportData, ResultRecord
 from scanner.report.formatting import finding_id
@@ -50,11 +51,6 @@ OPENREPORTS = ReportFlavour("openreports.io/v1alpha1", "Report", "ClusterReport"
                             source_on_report=True)
 
 
-def _exception_names(exception_keys: str) -> str:
-    """Kyverno's ``exceptions`` property: the exceptions' names, without namespaces, joined by commas."""
-    return ",".join(key.rpartition("/")[2] for key in exception_keys.split(", "))
-
-
 def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, int],
                   policies: dict[str, Any]) -> dict[str, Any]:
     policy = policies[result.policy]
@@ -87,7 +83,7 @@ def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, i
     if resource.line is not None:
         properties["line"] = str(resource.line)
     if result.exception:
-        properties["exceptions"] = _exception_names(result.exception)
+        properties["exceptions"] = exception_names(result.exception.split(", "))
     entry["properties"] = properties
     return entry
 
