@@ -47,7 +47,7 @@ class PolicyException:
                    for policy, rules in self.entries)
 
     def matches(self, view: ResourceView, request: Request, substitute: Callable[[Any], Any] | None) -> bool:
-        if self.match.is_empty() or not self.match.matches(view, request, exclude=True):
+        if self.match.is_empty() or not self.match.matches(view, request, exclude=True, exception=True):
             return False
         if self.conditions is None:
             return True

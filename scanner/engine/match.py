@@ -136,6 +136,8 @@ class ResourceFilter:
     subjects: tuple[dict, ...] = ()
     has_resources: bool = field(init=False, compare=False, repr=False)
     has_user_info: bool = field(init=False, compare=False, repr=False)
+    # ResourceDescription.IsEmpty, which PolicyException filters use: operations do not count
+    has_exception_resources: bool = field(init=False, compare=False, repr=False)
     # whether the kinds match, by (group, version, kind): resources repeat a few kinds
     _kind_hits: dict[tuple[str, str, str], bool] = field(
         init=False, compare=False, repr=False, default_factory=dict)
@@ -147,20 +149,28 @@ class ResourceFilter:
             or self.namespace_selector is not None or self.operations
         ))
         object.__setattr__(self, "has_user_info", bool(self.roles or self.cluster_roles or self.subjects))
+        object.__setattr__(self, "has_exception_resources", bool(
+            self.kinds or self.name is not None or self.names or self.namespaces
+            or self.annotations or self.selector is not None or self.namespace_selector is not None
+        ))
 
-    def matches(self, res: ResourceView, request: Request, *, exclude: bool) -> bool:
+    def matches(self, res: ResourceView, request: Request, *, exclude: bool, exception: bool = False) -> bool:
+        """``exception``: a PolicyException filter (Kyverno's pkg/engine/utils/exceptions.go)."""
         use_user_info = self.has_user_info and (exclude or request.user is not None)
+        if exception and not self.has_exception_resources and not self.has_user_info:
+            return False  # ResourceFilter.IsEmpty
         if not self.has_resources and not use_user_info:
             return False  # an empty filter never matches
-        if self.operations is not None and request.operation not in self.operations:
+        # list conditions apply only when non-empty (len(...) > 0 in Kyverno)
+        if self.operations and request.operation not in self.operations:
             return False
         if self.kinds and not self._kinds_match(res.group, res.version, res.kind):
             return False
         if self.name is not None and not wildcard.match(self.name, res.name):
             return False
-        if self.names is not None and not any(wildcard.match(n, res.name) for n in self.names):
+        if self.names and not any(wildcard.match(n, res.name) for n in self.names):
             return False
-        if self.namespaces is not None:
+        if self.namespaces:
             ns = res.name if res.kind == "Namespace" else res.namespace
             if not any(wildcard.match(p, ns) for p in self.namespaces):
                 return False
@@ -175,8 +185,9 @@ class ResourceFilter:
             return False
         if self.namespace_selector is not None:
             if res.kind == "Namespace" or not res.kind:
-                return False
-            if not self.namespace_selector.matches(request.namespace_labels(res.namespace) or {}):
+                if not exception:  # exceptions leave the selector out for these instead of failing
+                    return False
+            elif not self.namespace_selector.matches(request.namespace_labels(res.namespace) or {}):
                 return False
         return not use_user_info or self._user_matches(request.user)
 
@@ -218,14 +229,15 @@ class MatchBlock:
     mode: str
     filters: tuple[ResourceFilter, ...]
 
-    def matches(self, res: ResourceView, request: Request, *, exclude: bool = False) -> bool:
+    def matches(self, res: ResourceView, request: Request, *, exclude: bool = False,
+                exception: bool = False) -> bool:
         if self.mode == "any":
-            return any(f.matches(res, request, exclude=exclude) for f in self.filters)
+            return any(f.matches(res, request, exclude=exclude, exception=exception) for f in self.filters)
         if self.mode == "all":
             if not self.filters:
                 return False
-            return all(f.matches(res, request, exclude=exclude) for f in self.filters)
-        return bool(self.filters) and self.filters[0].matches(res, request, exclude=exclude)
+            return all(f.matches(res, request, exclude=exclude, exception=exception) for f in self.filters)
+        return bool(self.filters) and self.filters[0].matches(res, request, exclude=exclude, exception=exception)
 
     def is_empty(self) -> bool:
         return not self.filters

@@ -214,7 +214,7 @@ class _Entry:
 
 
 class MapNode(Node):
-    __slots__ = ("anchors", "expansions", "plain", "presence", "raw")
+    __slots__ = ("anchors", "expandable", "plain", "presence", "raw")
 
     def __init__(self, raw: dict) -> None:
         self.raw = raw
@@ -234,7 +234,7 @@ class MapNode(Node):
         self.anchors = anchors
         self.plain = list(reversed(front)) + back
         self.presence = [(e.full_key, e.key) for e in anchors if e.anchor in _PRESENCE]
-        self.expansions = _metadata_expansions(raw)
+        self.expandable = _has_metadata_tags(raw)
 
     def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
         if not isinstance(value, dict):
@@ -244,10 +244,11 @@ class MapNode(Node):
                 f"pattern and resource have different structures. Path: {path}. "
                 f"Expected map[string]interface {{}}, found {type_name(value)}",
             )
-        if self.expansions is not None:
-            expanded = _expand_metadata(self, value)
-            if expanded is not self:
-                return expanded.check(value, path, seen)
+        if self.expandable:
+            return _expanded_node(self, value, seen)._check_map(value, path, seen)
+        return self._check_map(value, path, seen)
+
+    def _check_map(self, value: dict, path: str, seen: dict[str, bool]) -> PatternError | None:
         for full_key, key in self.presence:
             if not seen.get(full_key):
                 seen[full_key] = key in value
@@ -340,7 +341,30 @@ def _check_entry(entry: _Entry, resource: dict, path: str, seen: dict[str, bool]
     return None
 
 
-# -- metadata wildcard expansion (spec 4.3 step 1) -----------------------------------------
+# -- metadata wildcard expansion (spec 4.3 step 1, Kyverno's wildcards.ExpandInMetadata) ---------
+
+# the prefix Kyverno's anchor.String writes in front of "(key)" for each anchor type
+_ANCHOR_PREFIX = {
+    Anchor.CONDITIONAL: "", Anchor.GLOBAL: "<", Anchor.EQUALITY: "=",
+    Anchor.NEGATION: "X", Anchor.EXISTENCE: "^", Anchor.ADD_IF_NOT_PRESENT: "+",
+}
+_TAGS = ("labels", "annotations")
+
+
+class _Seen(dict):
+    """The per-evaluation anchor presence table, plus the metadata expansions made so far.
+
+    Kyverno's validateMap rewrites the pattern map in place, so a key expanded for one list
+    element stays expanded for the following elements of the same evaluation.
+    """
+
+    __slots__ = ("expanded",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        # keyed by the id of the pattern map as written: expanded copies share their sub-maps with it,
+        # as Kyverno's rewritten map shares them
+        self.expanded: dict[int, MapNode] = {}
 
 
 def _find_key(mapping: dict, bare: str) -> str | None:
@@ -350,62 +374,97 @@ def _find_key(mapping: dict, bare: str) -> str | None:
     return None
 
 
-def _metadata_expansions(raw: dict) -> tuple[str, tuple[str, ...]] | None:
+def _has_metadata_tags(raw: dict) -> bool:
     meta_key = _find_key(raw, "metadata")
-    if meta_key is None or not isinstance(raw[meta_key], dict):
+    meta = raw.get(meta_key) if meta_key is not None else None
+    return isinstance(meta, dict) and any(isinstance(meta.get(_find_key(meta, t) or ""), dict) for t in _TAGS)
+
+
+def _string_map(mapping: dict, tag: str) -> tuple[str | None, dict[str, str] | None]:
+    """Kyverno's getValueAsStringMap: the key of ``tag`` and its string-valued entries (None: no map)."""
+    key = _find_key(mapping, tag)
+    value = mapping.get(key) if key is not None else None
+    if not isinstance(value, dict):
+        return None, None
+    return key, {k: v for k, v in value.items() if isinstance(v, str)}
+
+
+def _expand_keys(pattern_tags: dict[str, str], resource_keys: list[str]) -> dict[str, str]:
+    """replaceWildcardsInMapKeys: each wildcard key becomes the first resource key it matches
+    (anchors kept, rebuilt as anchor.String writes them); unmatched keys stay as written."""
+    out: dict[str, str] = {}
+    for key, value in pattern_tags.items():
+        if wildcard.has_wildcard(key):
+            anchor, bare = parse_key(key)
+            found = next((rk for rk in resource_keys if wildcard.match(bare, rk)), None)
+            if anchor is Anchor.PLAIN:
+                key = key if found is None else found
+            else:
+                key = f"{_ANCHOR_PREFIX[anchor]}({bare if found is None else found})"
+        out[key] = value
+    return out
+
+
+def _expand(pattern: dict, resource: Any) -> tuple[dict, tuple] | None:
+    """The rebuilt pattern and a signature of its rebuilt tags; None when nothing changes."""
+    meta_key = _find_key(pattern, "metadata")
+    pattern_meta = pattern.get(meta_key) if meta_key is not None else None
+    resource_meta = resource.get("metadata") if isinstance(resource, dict) else None
+    if not isinstance(pattern_meta, dict) or not isinstance(resource_meta, dict):
         return None
-    meta = raw[meta_key]
-    tags = tuple(t for t in ("labels", "annotations") if isinstance(meta.get(_find_key(meta, t) or ""), dict))
-    if not tags:
-        return None
-    return meta_key, tags
-
-
-_EXPANDED_CACHE: dict[tuple[MapNode, tuple], MapNode] = {}  # keyed by the node itself: its id could be reused
-
-
-def _expand_metadata(node: MapNode, resource: dict) -> MapNode:
-    meta_key, tags = node.expansions  # type: ignore[misc]
-    resource_meta = resource.get("metadata")
-    if not isinstance(resource_meta, dict):
-        return node
-    pattern_meta = node.raw[meta_key]
+    new_meta: dict | None = None
     signature = []
-    new_meta = None
-    for tag in tags:
-        p_key = _find_key(pattern_meta, tag)
-        r_key = _find_key(resource_meta, tag)
-        if p_key is None or r_key is None or not isinstance(resource_meta[r_key], dict):
+    for tag in _TAGS:
+        p_key, p_tags = _string_map(pattern_meta, tag)
+        if p_key is None or p_tags is None:
             continue
-        resource_tags = resource_meta[r_key]
-        rebuilt = {}
-        for k, v in pattern_meta[p_key].items():
-            if not isinstance(v, str):
-                continue
-            anchor, bare = parse_key(k)
-            if wildcard.has_wildcard(bare):
-                for rk in sorted(resource_tags):
-                    if wildcard.match(bare, rk):
-                        k = k.replace(bare, rk) if anchor is not Anchor.PLAIN else rk
-                        break
-            rebuilt[k] = v
+        _, r_tags = _string_map(resource_meta, tag)
+        if r_tags is None:
+            continue
+        # Go's map order picks the matching resource key at random; sorted order is deterministic
+        rebuilt = _expand_keys(p_tags, sorted(r_tags))
+        if rebuilt == pattern_meta[p_key]:
+            continue
         if new_meta is None:
             new_meta = dict(pattern_meta)
         new_meta[p_key] = rebuilt
         signature.append((tag, tuple(rebuilt)))
     if new_meta is None:
-        return node
-    cache_key = (node, tuple(signature))
-    cached = _EXPANDED_CACHE.get(cache_key)
-    if cached is None:
-        raw = dict(node.raw)
-        raw[meta_key] = new_meta
-        cached = MapNode(raw)
-        cached.expansions = None
+        return None
+    out = dict(pattern)
+    out[meta_key] = new_meta  # type: ignore[index]
+    return out, tuple(signature)
+
+
+def expand_in_metadata(pattern: dict, resource: Any) -> dict:
+    """Kyverno's ExpandInMetadata for one pattern map: wildcard keys under ``metadata.labels`` /
+    ``metadata.annotations`` become the resource keys they match; entries whose value is not a
+    string are dropped. Returns ``pattern`` itself when nothing changes."""
+    expanded = _expand(pattern, resource)
+    return pattern if expanded is None else expanded[0]
+
+
+_EXPANDED_CACHE: dict[tuple[MapNode, tuple], MapNode] = {}  # keyed by the node itself: its id could be reused
+
+
+def _expanded_node(node: MapNode, resource: dict, seen: dict[str, bool]) -> MapNode:
+    """``node`` as the current evaluation has rewritten it, expanded against ``resource``."""
+    walk = seen.expanded if isinstance(seen, _Seen) else None
+    current = walk.get(id(node.raw), node) if walk is not None else node
+    expanded = _expand(current.raw, resource)
+    if expanded is None:
+        return current
+    raw, signature = expanded
+    cache_key = (current, signature)
+    result = _EXPANDED_CACHE.get(cache_key)
+    if result is None:
+        result = MapNode(raw)
         if len(_EXPANDED_CACHE) > 4096:
             _EXPANDED_CACHE.clear()
-        _EXPANDED_CACHE[cache_key] = cached
-    return cached
+        _EXPANDED_CACHE[cache_key] = result
+    if walk is not None:
+        walk[id(node.raw)] = result
+    return result
 
 
 def compile_node(raw: Any) -> Node:
@@ -427,7 +486,7 @@ class CompiledPattern:
         self.node = compile_node(raw)
 
     def match(self, document: Any) -> PatternOutcome:
-        seen: dict[str, bool] = {}
+        seen = _Seen()
         err = self.node.check(document, "/", seen)
         if err is None:
             return _PASSED
