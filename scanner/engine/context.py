@@ -83,35 +83,61 @@ def set_path(tree: dict, keys: list[str], value: Any, merge: bool = True) -> dic
 
 
 def compute_images(resource: dict) -> dict | None:
-    """The ``images`` variable of a pod-bearing resource (spec 7.5), or None for other kinds."""
+    """The ``images`` variable of a pod-bearing resource (spec 7.5), or None for other kinds.
+
+    Walks the resource as Kyverno's image extractors do (``pkg/utils/api/image.go``): a
+    container without a text ``name``, a container or spec that is not a map, or a container
+    list that is neither a list nor a map fails the whole variable (``ImageReferenceError``),
+    as does an image that cannot be parsed; a missing or blank image is left out. Empty
+    ``registry``, ``tag`` and ``digest`` fields are left out, as Kyverno's JSON leaves them.
+    """
     path = _IMAGE_KINDS.get(str(resource.get("kind")))
     if path is None:
         return None
-    spec: Any = resource
-    for key in path:
-        spec = spec.get(key) if isinstance(spec, dict) else None
-    if not isinstance(spec, dict):
-        return {}
-    pointer_base = "/" + "/".join(path)
     images: dict[str, dict] = {}
     for group in ("initContainers", "containers", "ephemeralContainers"):
-        containers = spec.get(group)
-        if not isinstance(containers, list):
-            continue
-        for i, container in enumerate(containers):
-            if not isinstance(container, dict):
+        found: dict[str, dict] = {}
+        _extract_images(resource, [], [*path, group], found)
+        if found:
+            images[group] = found
+    return images
+
+
+def _extract_images(node: Any, at: list[str], fields: list[str], found: dict[str, dict]) -> None:
+    if node is None:
+        return
+    if not fields:  # a container list's members
+        members = (enumerate(node) if isinstance(node, list) else node.items() if isinstance(node, dict)
+                   else None)
+        if members is None:
+            raise ImageReferenceError("invalid type")
+        for key, container in members:
+            if container is None:
                 continue
+            if not isinstance(container, dict):
+                raise ImageReferenceError("invalid image config")
+            name = container.get("name")
+            if not isinstance(name, str):
+                raise ImageReferenceError("invalid key")
             image = container.get("image")
             if not isinstance(image, str) or not image.strip():
                 continue
-            info = parse_image(image)
-            images.setdefault(group, {})[str(container.get("name") or "")] = {
-                "registry": info.registry, "path": info.path, "name": info.name, "tag": info.tag,
-                "digest": info.digest, "reference": info.reference,
-                "referenceWithTag": info.reference_with_tag,
-                "jsonPointer": f"{pointer_base}/{group}/{i}/image",
-            }
-    return images
+            try:
+                info = parse_image(image)
+            except ImageReferenceError as exc:
+                raise ImageReferenceError(f"invalid image '{image}' ({exc})") from None
+            entry = {"registry": info.registry, "path": info.path, "name": info.name, "tag": info.tag,
+                     "digest": info.digest, "reference": info.reference,
+                     "referenceWithTag": info.reference_with_tag,
+                     "jsonPointer": "/" + "/".join([*at, str(key), "image"])}
+            found[name] = {k: v for k, v in entry.items() if v or k not in _OMITTED_WHEN_EMPTY}
+        return
+    if not isinstance(node, dict):
+        raise ImageReferenceError("invalid image config")
+    _extract_images(node.get(fields[0]), [*at, fields[0]], fields[1:], found)
+
+
+_OMITTED_WHEN_EMPTY = frozenset({"registry", "tag", "digest"})
 
 
 def _service_account(username: str) -> tuple[str, str]:
@@ -214,7 +240,7 @@ class VariableContext:
             try:
                 images = compute_images(self._resource)
             except ImageReferenceError as exc:
-                raise ContextError(f"failed to parse image references: {exc}") from exc
+                raise ContextError(f"failed to add image variables to context: {exc}") from exc
             if images:
                 self.tree = set_path(self.tree, ["images"], images, merge=False)
         while self._pending:
@@ -231,12 +257,31 @@ class VariableContext:
         self._prepare(text)
         return self.evaluator.search(compile_expression(text), self.tree)
 
-    def substitute(self, document: Any) -> Any:
-        """``$( )`` references then ``{{ }}`` variables; raises ``SubstitutionError``."""
-        return substitute_all(resolve_references(document), self.search, delete=self.delete)
+    def query(self, text: str) -> Any:
+        """``search`` with the error wording of Kyverno's context ``Query``, which variable
+        substitution reports: ``invalid query (nil)``, ``incorrect query <q>: <err>`` for an
+        expression that does not compile, ``JMESPath query failed: <err>`` for one that fails.
+        Errors of lazily loaded context entries pass through unchanged."""
+        if self.delete:
+            text = text.replace("request.object", "request.oldObject")
+        self._prepare(text)
+        text = text.strip()
+        if not text:
+            raise JMESPathError("invalid query (nil)")
+        try:
+            expression = compile_expression(text)
+        except JMESPathError as exc:
+            raise JMESPathError(f"incorrect query {text}: {exc}") from exc
+        try:
+            return self.evaluator.search(expression, self.tree)
+        except JMESPathError as exc:
+            raise JMESPathError(f"JMESPath query failed: {exc}") from exc
 
-    def substitute_variables(self, document: Any) -> Any:
-        return substitute_all(document, self.search, delete=self.delete)
+    def substitute(self, document: Any) -> Any:
+        """``$( )`` references then ``{{ }}`` variables, as Kyverno's ``SubstituteAll`` does for
+        every document it substitutes (patterns, conditions, messages, context entries);
+        raises ``SubstitutionError``."""
+        return substitute_all(resolve_references(document), self.query, delete=self.delete)
 
     # -- context entries (spec 8) ------------------------------------------------------
 
@@ -260,12 +305,12 @@ class VariableContext:
             raise ContextError(f"failed to load context entry {name!r}: {exc}") from exc
 
     def _variable(self, spec: dict) -> Any:
-        value = self.substitute_variables(spec.get("value")) if "value" in spec else None
+        value = self.substitute(spec.get("value")) if "value" in spec else None
         expr = spec.get("jmesPath")
-        default = self.substitute_variables(spec.get("default")) if "default" in spec else None
+        default = self.substitute(spec.get("default")) if "default" in spec else None
         has_default = spec.get("default") is not None
         if expr:
-            expr = self.substitute_variables(expr)
+            expr = self.substitute(expr)
             if spec.get("value") is not None:
                 try:
                     result = self.evaluator.search(compile_expression(expr), value)
@@ -291,8 +336,8 @@ class VariableContext:
     def _config_map(self, name: str, spec: dict) -> None:
         if self.loader is None:
             return  # offline without a ConfigMap source: values-file data stays visible
-        cm_name = str(self.substitute_variables(spec.get("name") or ""))
-        namespace = str(self.substitute_variables(spec.get("namespace") or "") or self.policy_namespace or "default")
+        cm_name = str(self.substitute(spec.get("name") or ""))
+        namespace = str(self.substitute(spec.get("namespace") or "") or self.policy_namespace or "default")
         found = self.loader.config_map(cm_name, namespace)
         if found is None:
             raise ContextError(f"failed to get configmap {namespace}/{cm_name}: not found")
@@ -306,8 +351,8 @@ class VariableContext:
             raise ContextError(f"context entry {name!r}: external service calls are not made offline")
         method = str(spec.get("method") or "GET")
         try:  # a failed substitution is a failed fetch: the default (stored as written) replaces both
-            url = str(self.substitute_variables(spec.get("urlPath") or ""))
-            data = self.substitute_variables(spec.get("data")) if spec.get("data") is not None else None
+            url = str(self.substitute(spec.get("urlPath") or ""))
+            data = self.substitute(spec.get("data")) if spec.get("data") is not None else None
             response = self.loader.api_call(url, method, data)
         except (ContextError, SubstitutionError):
             if spec.get("default") is None:
@@ -316,6 +361,6 @@ class VariableContext:
             return
         expr = spec.get("jmesPath")
         if expr:
-            response = self.evaluator.search(compile_expression(self.substitute_variables(expr)), response)
+            response = self.evaluator.search(compile_expression(self.substitute(expr)), response)
         self.tree = set_path(self.tree, [name], response)
 

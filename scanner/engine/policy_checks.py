@@ -160,12 +160,10 @@ def check_rule_variables(rule: dict, problems: Problems, pointer: str, backgroun
         for ptr, _expr in variables_in(rule.get(part), f"{pointer}/{part}"):
             problems.append((ptr, f"variables are not allowed in {part}"))
     body = {k: v for k, v in rule.items() if k not in ("match", "exclude", "name")}
-    validate = rule.get("validate") if isinstance(rule.get("validate"), dict) else {}
-    foreach_ptr = f"{pointer}/validate/foreach"
     for ptr, expr in variables_in(body, pointer):
-        inside_foreach = ptr.startswith(foreach_ptr) and validate.get("foreach") is not None
-        if expr.startswith("element") and not inside_foreach:
-            problems.append((ptr, f"variable {expr!r} is allowed only inside foreach"))
+        in_rule = ptr[len(pointer):]  # Kyverno's path within the rule
+        if expr.startswith("element") and "/foreach/" not in in_rule:
+            problems.append((ptr, f"variable '{expr}' present outside of foreach at path {in_rule}"))
         if background and _USER_INFO_VAR.search("{" + expr):
             problems.append((ptr, f"variable {expr!r} is not allowed when background is true"))
         if not _root_allowed(expr, contexts):

@@ -23,13 +23,21 @@ def pass_message(rule: Rule) -> str:
     return f"validation rule '{rule.name}' passed."
 
 
+def needs_substitution(message: str) -> bool:
+    """Whether substituting ``message`` can change it or fail (variables or references)."""
+    return "{{" in message or "$(" in message
+
+
 def lazy_message(rule: Rule, ctx: VariableContext | None) -> Message:
-    """The rule's message, substituted only when a failure message is built."""
-    if ctx is None or "{{" not in rule.message:
+    """The rule's message, substituted only when a failure message is built.
+
+    Kyverno substitutes messages as whole documents (``SubstituteAll``): ``$( )`` references
+    first, resolved against the message itself, then ``{{ }}`` variables."""
+    if ctx is None or not needs_substitution(rule.message):
         return rule.message
 
     def build() -> str:
-        value = ctx.substitute_variables(rule.message)
+        value = ctx.substitute(rule.message)
         return value if isinstance(value, str) else str(value)
 
     return build
@@ -117,7 +125,7 @@ def run_deny(rule: Rule, deny: Any, ctx: VariableContext) -> Outcome:
     if not parts:
         return RuleStatus.FAIL, f"validation error: rule {rule.name} failed", ""
     try:
-        value = ctx.substitute_variables("; ".join(parts))
+        value = ctx.substitute("; ".join(parts))
     except SUBSTITUTION_FAILURES:
         return RuleStatus.FAIL, block.message, ""
     if not isinstance(value, str):
@@ -130,7 +138,7 @@ def run_pattern_rule(rule: Rule, resource: dict, ctx: Callable[[], VariableConte
     validate = rule.validate
     if rule.handler == "pattern":
         if rule.pattern is not None:
-            message = lazy_message(rule, ctx() if "{{" in rule.message else None)
+            message = lazy_message(rule, ctx() if needs_substitution(rule.message) else None)
             return check_pattern(rule, rule.pattern, resource, message)
         context = ctx()
         try:
@@ -142,7 +150,7 @@ def run_pattern_rule(rule: Rule, resource: dict, ctx: Callable[[], VariableConte
     if not isinstance(raw, list):
         return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
     if rule.any_patterns is not None:
-        message = lazy_message(rule, ctx() if "{{" in rule.message else None)
+        message = lazy_message(rule, ctx() if needs_substitution(rule.message) else None)
         return check_any_pattern(rule, rule.any_patterns, resource, message)
     context = ctx()
     try:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from scanner.engine.anchor import strip_anchor
-from scanner.engine.gofmt import format_fixed6, is_number, to_json
+from scanner.engine.gofmt import format_fixed6, is_number, sprint, to_json
 from scanner.engine.operators import EQUAL, operator_of
 
 _BODY = r"(?:\{[^{}]*\}|[^{}])*"
@@ -271,15 +271,16 @@ def _reference_value(reference: str, path: str, index: dict[str, Any]) -> Any:
         )
     target = target if target.startswith("/") else _join(path, target)
     found = index.get(target)
-    if operation == EQUAL or found is None:
+    if operation == EQUAL:
         return found
     if isinstance(found, str):
         return operation + found
     if is_number(found):
         return operation + format_fixed6(found)
+    # Kyverno formats the value with %v: a missing or null target is "<nil>"
     raise SubstitutionError(
         f"failed to resolve {reference} at path {path}: incorrect expression: "
-        f"operator {operation} does not match with value {to_json(found)}",
+        f"operator {operation} does not match with value {sprint(found)}",
         expression=reference,
         path=path,
     )
@@ -293,7 +294,7 @@ def _resolve_string(value: str, path: str, index: dict[str, Any]) -> str:
         resolved = _reference_value(reference, path, index)
         if resolved is None:
             raise SubstitutionError(
-                f"got nil resolved variable {reference} at path {path}",
+                f"got nil resolved variable {reference} at path {path}: <nil>",  # Kyverno prints its nil error
                 expression=reference,
                 path=path,
             )

@@ -96,6 +96,15 @@ ANY_KINDS = "/spec/rules/0/match/any/0/resources/kinds"
                                           "pattern: {metadata: {labels: {a: 1}}}}]}")),
                      "/spec/rules/0/validate/foreach/1/pattern/metadata/labels/a", "must be strings",
                      id="first-foreach-pattern-labels-checked"),
+        pytest.param(policy(rule(validate="{message: 'image {{ element.image }}', "
+                                          "foreach: [{list: request.object.spec.containers, deny: {}}]}")),
+                     "/spec/rules/0/validate/message",
+                     "variable 'element.image' present outside of foreach at path /validate/message",
+                     id="element-variable-in-the-rule-message"),
+        pytest.param(policy(rule(validate="{message: '{{ elementIndex }}', deny: {}}")),
+                     "/spec/rules/0/validate/message",
+                     "variable 'elementIndex' present outside of foreach at path /validate/message",
+                     id="element-index-outside-foreach"),
     ],
 )
 def test_policy_validity_rejects(doc: dict, pointer: str, text: str) -> None:
@@ -116,6 +125,10 @@ def test_policy_validity_rejects(doc: dict, pointer: str, text: str) -> None:
                      id="wildcard-kind-metadata-pattern"),
         pytest.param(policy(rule(validate="{message: '{{ request.object.spec.serviceAccountName }}', deny: {}}")),
                      id="object-field-named-like-user-variable"),
+        pytest.param(policy(rule(validate="{foreach: [{list: request.object.spec.containers, "
+                                          "deny: {conditions: {any: [{key: '{{ element.name }}', operator: Equals, "
+                                          "value: x}]}}}]}")),
+                     id="element-variable-inside-foreach"),
     ],
 )
 def test_policy_validity_accepts(doc: dict) -> None:

@@ -222,9 +222,9 @@ def test_resolve_references_cases(
 @pytest.mark.parametrize(
     ("pattern", "message"),
     [
-        pytest.param({"b": "$(/missing)"}, "got nil resolved variable $(/missing) at path /b",
+        pytest.param({"b": "$(/missing)"}, "got nil resolved variable $(/missing) at path /b: <nil>",
                      id="missing-target"),
-        pytest.param({"a": None, "b": "$(/a)"}, "got nil resolved variable $(/a) at path /b",
+        pytest.param({"a": None, "b": "$(/a)"}, "got nil resolved variable $(/a) at path /b: <nil>",
                      id="null-target"),
         pytest.param({"a": 5.0, "b": "$(/a)"},
                      "NotResolvedReferenceErr,reference $(/a) not resolved at path /b",
