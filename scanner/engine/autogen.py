@@ -186,15 +186,48 @@ def generate_rule(rule: dict, controllers: frozenset[str], target: str) -> dict 
     generated: dict[str, Any] = {k: copy.deepcopy(v) for k, v in rule.items()
                                  if k not in ("name", "match", "exclude", "validate")}
     generated["name"] = name[:63]
-    generated["match"] = _replace_kinds(rule.get("match"), kinds, target == "CronJob", False)
+    generated["match"] = _omit_empty_filters(_replace_kinds(rule.get("match"), kinds, target == "CronJob", False))
     if rule.get("exclude") is not None:
-        generated["exclude"] = _replace_kinds(rule.get("exclude"), kinds, target == "CronJob", True)
+        generated["exclude"] = _omit_empty_filters(
+            _replace_kinds(rule.get("exclude"), kinds, target == "CronJob", True))
+    if isinstance(generated.get("preconditions"), dict):
+        generated["preconditions"] = _omit_empty(generated["preconditions"], ("any", "all"))
     generated["validate"] = new_validate
     rewrites = (_CEL_REWRITES if chosen_sub == "cel" else _JMESPATH_REWRITES)[target]
     text = json.dumps(generated)
     for old, new in rewrites:
         text = text.replace(old, new)
     return json.loads(text)
+
+
+# Kyverno serialises a generated rule's match/exclude and preconditions from typed structs
+# whose lists and maps are ``omitempty``: one written empty is gone in the generated rule
+_FILTER_LISTS = ("roles", "clusterRoles", "subjects")
+_RESOURCE_LISTS = ("kinds", "names", "namespaces", "annotations", "operations")
+
+
+def _omit_empty(mapping: dict, keys: tuple[str, ...]) -> dict:
+    return {k: v for k, v in mapping.items() if not (k in keys and v in ([], {}))}
+
+
+def _omit_empty_filters(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    block = _omit_empty(block, ("any", "all"))
+    for mode in ("any", "all"):
+        if isinstance(block.get(mode), list):
+            block[mode] = [_omit_empty_filter(f) for f in block[mode]]
+            return block
+    return _omit_empty_filter(block)
+
+
+def _omit_empty_filter(f: Any) -> Any:
+    if not isinstance(f, dict):
+        return f
+    f = _omit_empty(f, _FILTER_LISTS)
+    if isinstance(f.get("resources"), dict):
+        f["resources"] = _omit_empty(f["resources"], _RESOURCE_LISTS)
+    return f
 
 
 def _wrap(pattern: Any, target: str) -> Any:

@@ -134,6 +134,10 @@ class ResourceFilter:
     roles: tuple[str, ...] = ()
     cluster_roles: tuple[str, ...] = ()
     subjects: tuple[dict, ...] = ()
+    # Kyverno decides whether a rule's filter is empty with reflect.DeepEqual, so a list written
+    # empty (``namespaces: []``) makes it non-empty although it sets no condition
+    written_empty: bool = field(default=False, compare=False)
+    written_empty_user_info: bool = field(default=False, compare=False)
     has_resources: bool = field(init=False, compare=False, repr=False)
     has_user_info: bool = field(init=False, compare=False, repr=False)
     # ResourceDescription.IsEmpty, which PolicyException filters use: operations do not count
@@ -156,10 +160,13 @@ class ResourceFilter:
 
     def matches(self, res: ResourceView, request: Request, *, exclude: bool, exception: bool = False) -> bool:
         """``exception``: a PolicyException filter (Kyverno's pkg/engine/utils/exceptions.go)."""
-        use_user_info = self.has_user_info and (exclude or request.user is not None)
+        # offline, a match filter's user info is dropped unless the request has some
+        user_info_counts = exclude or request.user is not None
+        use_user_info = self.has_user_info and user_info_counts
         if exception and not self.has_exception_resources and not self.has_user_info:
             return False  # ResourceFilter.IsEmpty
-        if not self.has_resources and not use_user_info:
+        if not (self.has_resources or self.written_empty) and not (
+                user_info_counts and (self.has_user_info or self.written_empty_user_info)):
             return False  # an empty filter never matches
         # list conditions apply only when non-empty (len(...) > 0 in Kyverno)
         if self.operations and request.operation not in self.operations:
@@ -247,19 +254,10 @@ class MatchBlock:
 
 
 def is_excluded(block: MatchBlock | None, res: ResourceView, request: Request) -> bool:
+    """An empty filter excludes nothing, so an ``all`` block holding one excludes nothing."""
     if block is None or block.is_empty():
         return False
-    if block.mode == "any":
-        return any(
-            f.matches(res, request, exclude=True)
-            for f in block.filters
-            if f.has_resources or f.has_user_info
-        )
-    if block.mode == "all":
-        active = [f for f in block.filters if f.has_resources or f.has_user_info]
-        return bool(active) and all(f.matches(res, request, exclude=True) for f in active)
-    f = block.filters[0]
-    return (f.has_resources or f.has_user_info) and f.matches(res, request, exclude=True)
+    return block.matches(res, request, exclude=True)
 
 
 def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> ResourceFilter:
@@ -312,6 +310,8 @@ def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> Re
         elif subj.get("kind") == "ServiceAccount" and not subj.get("namespace"):
             problems.append((f"{pointer}/subjects/{i}", "ServiceAccount subject needs a namespace"))
     name = res.get("name")
+    written_empty = any(res.get(key) in ([], {}) for key in _LIST_CONDITIONS)
+    written_empty_user_info = any(raw.get(key) == [] for key in ("roles", "clusterRoles", "subjects"))
     return ResourceFilter(
         kinds=tuple(parse_kind(k) for k in kinds_raw),
         name=name if isinstance(name, str) and name else None,
@@ -324,7 +324,12 @@ def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> Re
         roles=tuple(r for r in roles if isinstance(r, str)),
         cluster_roles=tuple(r for r in (raw.get("clusterRoles") or []) if isinstance(r, str)),
         subjects=tuple(s for s in subjects if isinstance(s, dict)),
+        written_empty=written_empty,
+        written_empty_user_info=written_empty_user_info,
     )
+
+
+_LIST_CONDITIONS = ("kinds", "names", "namespaces", "annotations", "operations")
 
 
 def parse_match_block(

@@ -53,3 +53,55 @@ def test_autogen_controllers_for_policy(match: str, annotation: str | None, expe
 )
 def test_autogen_rule_generated_when_match_names_pod(match: str, expected: bool) -> None:
     assert can_generate(policy(match)["spec"]["rules"][0]) is expected
+
+
+# Kyverno decides whether a filter is empty with reflect.DeepEqual (a list written empty makes
+# it non-empty but sets no condition), and a generated rule's match/exclude and preconditions
+# go through a JSON round trip that drops every list written empty (omitempty).
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+       "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"},
+              "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def rule_policy(extra: str) -> dict:
+    return y(f"""
+    apiVersion: kyverno.io/v1
+    kind: ClusterPolicy
+    metadata: {{name: p}}
+    spec:
+      rules:
+      - name: r
+        match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}
+        validate: {{pattern: {{metadata: {{labels: {{team: '?*'}}}}}}}}
+        {extra}
+    """)
+
+
+@pytest.mark.parametrize(
+    ("extra", "pod_evaluated", "deployment_evaluated"),
+    [
+        pytest.param("exclude: {any: [{resources: {namespaces: []}}]}", False, True,
+                     id="exclude-namespaces-written-empty-excludes-everything-but-autogen-drops-it"),
+        pytest.param("exclude: {any: [{resources: {annotations: {}}}]}", False, False,
+                     id="exclude-annotations-written-empty-also-blocks-autogen"),
+        pytest.param("exclude: {any: [{roles: []}]}", False, True, id="exclude-roles-written-empty"),
+        pytest.param("exclude: {any: [{resources: {}}]}", True, True, id="exclude-filter-without-fields-is-empty"),
+        pytest.param("exclude: {all: [{resources: {kinds: [Pod]}}, {resources: {}}]}", True, True,
+                     id="exclude-all-with-an-empty-filter-excludes-nothing"),
+        pytest.param("exclude: {any: [{resources: {kinds: [Pod], namespaces: []}}]}", False, False,
+                     id="exclude-kinds-with-empty-namespaces-excludes-the-kinds"),
+        pytest.param("preconditions: {any: []}", False, True, id="preconditions-any-written-empty"),
+    ],
+)
+def test_lists_written_empty(extra: str, pod_evaluated: bool, deployment_evaluated: bool) -> None:
+    from scanner.engine.evaluate import evaluate_policy
+    from scanner.engine.policy import parse_policy
+    from scanner.engine.types import RuleStatus
+
+    policy = parse_policy(rule_policy(extra))
+
+    def evaluated(resource: dict) -> bool:
+        return any(r.status is not RuleStatus.SKIP for r in evaluate_policy(policy, resource))
+
+    assert (evaluated(POD), evaluated(DEPLOYMENT)) == (pod_evaluated, deployment_evaluated)
