@@ -79,6 +79,11 @@ def _int(value: Any) -> int:
     return int(value)
 
 
+def _strings(values: Any) -> list[str]:
+    """A decoded string list: a null item is the empty string (Go's zero value)."""
+    return ["" if v is None else v for v in values or []]
+
+
 def _names(containers: list[dict[str, Any]]) -> str:
     names = [c.get("name") or "" for c in containers]
     return f"{_plural('container', 'containers', len(names))} {_jq(names)}"
@@ -123,7 +128,7 @@ _BASELINE_CAPS = frozenset({
 def capabilities_baseline(meta: dict[str, Any], spec: dict[str, Any]) -> CheckResult | None:
     bad, errs, caps = [], [], set()
     for c, path in _containers(spec):
-        added = _get(c, "securityContext", "capabilities", "add") or []
+        added = _strings(_get(c, "securityContext", "capabilities", "add"))
         forbidden = sorted({a for a in added if a not in _BASELINE_CAPS})
         if forbidden:
             bad.append(c)

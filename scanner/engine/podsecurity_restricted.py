@@ -20,6 +20,7 @@ from scanner.engine.podsecurity_controls import (
     _plural,
     _result,
     _selinux,
+    _strings,
     _sysctls,
     app_armor,
     capabilities_baseline,
@@ -72,14 +73,15 @@ def capabilities_restricted(meta: dict[str, Any], spec: dict[str, Any]) -> Check
             missing.append(c)
             drop_errs.append(FieldError(REQUIRED, f"{base}.drop"))
             continue
-        drop = capabilities.get("drop") or []
+        drop = _strings(capabilities.get("drop"))
         if "ALL" not in drop:
             missing.append(c)
             if drop:
                 drop_errs.append(FieldError(FORBIDDEN, f"{base}.drop", sorted(set(drop))))
             else:
                 drop_errs.append(FieldError(REQUIRED, f"{base}.drop"))
-        forbidden = sorted({a for a in capabilities.get("add") or [] if a != "NET_BIND_SERVICE"})
+        forbidden = sorted({a for a in _strings(capabilities.get("add"))
+                            if a != "NET_BIND_SERVICE"})
         if forbidden:
             adding.append(c)
             caps.update(forbidden)
@@ -115,15 +117,17 @@ def run_as_non_root(meta: dict[str, Any], spec: dict[str, Any]) -> CheckResult |
             implicit_errs.append(FieldError(REQUIRED, field))
     if explicit:
         setters.append(_names(explicit))
-    details = []
+    # explicit runAsNonRoot=false settings are reported alone; only without them do the
+    # containers that merely omit the field (and lack a pod-level true) count
     if setters:
-        details.append(f"{' and '.join(setters)} must not set securityContext.runAsNonRoot=false")
+        return _result("runAsNonRoot", "runAsNonRoot != true",
+                       f"{' and '.join(setters)} must not set securityContext.runAsNonRoot=false",
+                       errs)
     if implicit:
-        details.append(f"pod or {_names(implicit)} must set securityContext.runAsNonRoot=true")
-    if not details:
-        return None
-    return _result("runAsNonRoot", "runAsNonRoot != true", "\n".join(details),
-                   errs + implicit_errs)
+        return _result("runAsNonRoot", "runAsNonRoot != true",
+                       f"pod or {_names(implicit)} must set securityContext.runAsNonRoot=true",
+                       implicit_errs)
+    return None
 
 
 def run_as_user(meta: dict[str, Any], spec: dict[str, Any]) -> CheckResult | None:
