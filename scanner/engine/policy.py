@@ -298,30 +298,23 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
                 compile_expression(expr)
             except JMESPathError as exc:
                 problems.append((ptr, f"invalid variable {{{{{expr}}}}}: {exc}"))
-    for ptr, fe in _foreach_lists(validate.get("foreach"), pointer + "/validate/foreach", problems):
-        try:
-            compile_expression(str(fe))
-        except JMESPathError as exc:
-            problems.append((ptr, f"invalid foreach list expression: {exc}"))
+    # Kyverno does not parse foreach lists when validating a policy: a bad list is a runtime error (spec 9.2)
+    _check_foreach_shape(validate.get("foreach"), pointer + "/validate/foreach", problems)
     rule.extra["uses_context"] = bool(
         raw.get("context") or raw.get("preconditions") is not None
         or rule.handler in ("deny", "foreach") or rule.dynamic_pattern or "{{" in rule.message
     )
 
 
-def _foreach_lists(raw: Any, pointer: str, problems: list[tuple[str, str]]) -> list[tuple[str, Any]]:
-    """The ``list`` expression of every (nested) foreach entry; a foreach that is not a list of
-    objects is a problem (Kyverno cannot decode it)."""
-    out: list[tuple[str, Any]] = []
+def _check_foreach_shape(raw: Any, pointer: str, problems: list[tuple[str, str]]) -> None:
+    """A foreach (at any nesting level) that is not a list of objects is a problem (Kyverno cannot decode it)."""
     if raw is None:
-        return out
+        return
     if not isinstance(raw, list) or not all(isinstance(fe, dict) for fe in raw):
         problems.append((pointer, "foreach must be a list of objects"))
-        return out
+        return
     for i, fe in enumerate(raw):
-        out.append((f"{pointer}/{i}/list", fe.get("list")))
-        out += _foreach_lists(fe.get("foreach"), f"{pointer}/{i}/foreach", problems)
-    return out
+        _check_foreach_shape(fe.get("foreach"), f"{pointer}/{i}/foreach", problems)
 
 
 def _check_pattern(pattern: Any, problems: list[tuple[str, str]], pointer: str) -> None:

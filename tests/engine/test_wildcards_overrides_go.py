@@ -489,18 +489,6 @@ def test_exception_contains(policy_name: str, rules: list, policy: Policy, skipp
     assert (status == "skip") is skipped
 
 
-AUTOGEN = parse_policy(y("""
-apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata: {name: no-host}
-spec:
-  rules:
-  - name: no-host-pid
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate: {pattern: {spec: {X(hostPID): "null"}}}
-"""))
-
-
 @pytest.mark.parametrize(
     ("kind", "rules", "skipped"),
     [
@@ -518,7 +506,7 @@ spec:
 def test_exception_autogen_rule_names(kind: str, rules: list, skipped: bool) -> None:
     kinds = ["Pod", "Deployment", "CronJob"]
     exc = _exception(rules=rules, match={"any": [{"resources": {"kinds": kinds}}]})
-    [(_, status, _)] = _statuses(AUTOGEN, _host_pod(kind=kind), exc)
+    [(_, status, _)] = _statuses(NO_HOST, _host_pod(kind=kind), exc)
     assert (status == "skip") is skipped
 
 
