@@ -250,22 +250,24 @@ class VariableContext:
             self._pending.remove(hit)
             self._load(hit)
 
-    def search(self, text: str) -> Any:
-        """Evaluate a JMESPath expression against the context (spec 7.3)."""
+    def _ready(self, text: str) -> str:
+        """``text`` as evaluated (``request.object`` is the old object on DELETE), with the
+        context entries and images it mentions loaded."""
         if self.delete:
             text = text.replace("request.object", "request.oldObject")
         self._prepare(text)
-        return self.evaluator.search(compile_expression(text), self.tree)
+        return text
+
+    def search(self, text: str) -> Any:
+        """Evaluate a JMESPath expression against the context (spec 7.3)."""
+        return self.evaluator.search(compile_expression(self._ready(text)), self.tree)
 
     def query(self, text: str) -> Any:
         """``search`` with the error wording of Kyverno's context ``Query``, which variable
         substitution reports: ``invalid query (nil)``, ``incorrect query <q>: <err>`` for an
         expression that does not compile, ``JMESPath query failed: <err>`` for one that fails.
         Errors of lazily loaded context entries pass through unchanged."""
-        if self.delete:
-            text = text.replace("request.object", "request.oldObject")
-        self._prepare(text)
-        text = text.strip()
+        text = self._ready(text).strip()
         if not text:
             raise JMESPathError("invalid query (nil)")
         try:
