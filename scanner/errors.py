@@ -71,3 +71,7 @@ class StoreError(ScannerError):
 
 class ReportError(ScannerError):
     """A report could not be written or rendered."""
+
+
+class SuiteError(ScannerError):
+    """A ``kyverno test`` suite that cannot be loaded (reported per test file; the others run)."""

@@ -42,15 +42,25 @@ class ResourceLookup:
 
     def __init__(self, resources: Iterable[dict] = ()) -> None:
         self._items: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
+        self._plurals: dict[tuple[str, str], str] = {}  # (group, kind) -> resource name, from CRDs
         self.namespaces: dict[str, dict] = {}
         for resource in resources:
             self.add(resource)
+
+    def add_definition(self, crd: dict) -> None:
+        """Serve the kind a CustomResourceDefinition defines under its own resource name; only
+        resources added afterwards are served under it."""
+        spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
+        names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+        if names.get("kind") and names.get("plural"):
+            self._plurals[(str(spec.get("group") or ""), str(names["kind"]))] = str(names["plural"])
 
     def add(self, resource: dict) -> None:
         api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
         if not api_version or not kind:
             return
-        stored = self._items.setdefault((api_version, plural(kind)), {})
+        group = api_version.rpartition("/")[0]
+        stored = self._items.setdefault((api_version, self._plurals.get((group, kind)) or plural(kind)), {})
         key = _namespace_and_name(resource)
         if key in stored:
             return
@@ -68,6 +78,8 @@ class ResourceLookup:
         return self._items.get(("v1", "configmaps"), {}).get((namespace, name))
 
     def api_call(self, url_path: str, method: str, data: Any) -> Any:
+        if not url_path.startswith("/"):  # an external service, not the API server
+            raise ContextError(f"external service calls are not made offline ({url_path})")
         if method.upper() != "GET":
             raise ContextError(f"offline API calls answer GET only, not {method} {url_path}")
         path, _, query = url_path.partition("?")

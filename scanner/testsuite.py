@@ -17,8 +17,9 @@ from scanner.engine.normalize import normalize_resource
 from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
-from scanner.errors import ManifestError, ScannerError
+from scanner.errors import ManifestError, SuiteError
 from scanner.policies import PolicySet, load_exceptions, load_policies
+from scanner.testsuite_cluster import TestCluster, load_cluster
 from scanner.yamldoc import iter_documents, load_yaml_value
 
 TEST_FILE = "kyverno-test.yaml"
@@ -87,10 +88,6 @@ def find_test_files(paths: list[str], file_name: str = TEST_FILE) -> list[Path]:
     return sorted(found)
 
 
-class SuiteError(ScannerError):
-    """A test suite that cannot be loaded."""
-
-
 def _load_yaml(path: Path) -> list[Any]:
     try:
         text = path.read_bytes()
@@ -138,6 +135,9 @@ def _check_test(path: Path, test: dict) -> None:
         raise fail("values", "must be a mapping")
     if test.get("checks"):
         raise fail("checks", "not supported: checks (compare expectations with results instead)")
+    if test.get("globalContextEntries"):
+        raise fail("globalContextEntries", "not supported: globalContextEntries (give the globalReference "
+                                           "context entries' values in a values file instead)")
     results = test.get("results")
     if results is not None and not isinstance(results, list):
         raise fail("results", "must be a list")
@@ -179,6 +179,7 @@ class Suite:
     user: UserInfo | None
     exceptions: list[PolicyException] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    cluster: TestCluster | None = None  # clusterResources and apiCallResponses
 
 
 def load_suite(path: Path, test: dict) -> Suite:
@@ -210,13 +211,15 @@ def load_suite(path: Path, test: dict) -> Suite:
     exceptions, exception_errors = load_exceptions([str(base / p) for p in test.get("exceptions") or []])
     if exception_errors:
         raise SuiteError("; ".join(str(e) for e in exception_errors))
-    return Suite(path, test, policies, resources, values, user, exceptions, warnings)
+    cluster = load_cluster(base, test, resources, path, _load_yaml)
+    return Suite(path, test, policies, resources, values, user, exceptions, warnings, cluster)
 
 
 def _request(suite: Suite, policy: Policy, resource: dict, operation: str | None) -> Request:
     name = str((resource.get("metadata") or {}).get("name") or "")
     op = operation or suite.values.operation(policy.name, name)
-    return Request(operation=op, user=suite.user, namespace_labels=suite.values.labels_of)
+    labels = suite.values.labels_of if suite.cluster is None else suite.cluster.namespace_labels(suite.values.labels_of)
+    return Request(operation=op, user=suite.user, namespace_labels=labels)
 
 
 def _has_name(resource: dict, wanted: str) -> bool:
@@ -280,7 +283,10 @@ def run_suite(path: Path) -> list[SuiteResult]:
             continue
         result = SuiteResult(str(path), name)
         result.warnings = [str(e) for e in suite.policies.errors] + suite.warnings
-        result.rows = _compare(suite)
+        try:
+            result.rows = _compare(suite)
+        except SuiteError as exc:
+            result.error = f"{path}: {exc}"
         out.append(result)
     if not out:
         return [SuiteResult(str(path), path.resolve().parent.name,
@@ -290,8 +296,15 @@ def run_suite(path: Path) -> list[SuiteResult]:
 
 def _compare(suite: Suite) -> list[TestRow]:
     policies = {p.name: p for p in suite.policies.policies}
+    cluster = suite.cluster
+    if cluster is not None:  # the CLI applies no policy to a test whose resource's Namespace is unknown
+        problem = next(filter(None, (cluster.missing_namespace(r, suite.values.labels_of) for r in suite.resources)),
+                       None)
+        if problem:
+            raise SuiteError(problem)
     env = make_environment(now=lambda: now, load_yaml=load_yaml_value, values=suite.values,
-                           exceptions=tuple(suite.exceptions))
+                           exceptions=tuple(suite.exceptions), loader=cluster,
+                           namespaces=cluster.cluster.namespaces if cluster and cluster.cluster else None)
     now = datetime.now(UTC)
     cache: dict[tuple[int, str, str | None], list[RuleResult]] = {}
     views = {id(r): ResourceView.of(r) for r in suite.resources}

@@ -111,3 +111,16 @@ def test_api_call_query_parameters_are_not_ignored() -> None:
 def test_api_call_post_is_not_answered() -> None:
     with pytest.raises(ContextError, match=r"offline API calls answer GET only"):
         LOOKUP.api_call("/apis/authorization.k8s.io/v1/subjectaccessreviews", "POST", {})
+
+
+def test_api_call_to_an_external_service_is_not_made() -> None:
+    with pytest.raises(ContextError, match=r"external service calls are not made offline \(https://svc.example/x\)"):
+        LOOKUP.api_call("https://svc.example/x", "GET", None)
+
+
+def test_custom_resources_are_served_under_their_definition_s_plural() -> None:
+    lookup = ResourceLookup()
+    lookup.add_definition({"spec": {"group": "example.io", "names": {"kind": "Octopus", "plural": "octopi"}}})
+    lookup.add(_object("example.io/v1", "Octopus", "a", "sea"))
+    assert [i["metadata"]["name"] for i in lookup.api_call("/apis/example.io/v1/octopi", "GET", None)["items"]] == ["a"]
+    assert lookup.api_call("/apis/example.io/v1/octopuses", "GET", None)["items"] == []

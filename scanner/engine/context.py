@@ -39,14 +39,21 @@ class ContextError(Exception):
     """A context entry could not be loaded; the message names the entry."""
 
 
+class NotServed(ContextError):
+    """No offline source answers this look-up: the entry is skipped, as the CLI skips entries it
+    registers no loader for (spec 8.3, 8.4), leaving values-file data visible."""
+
+
 class ContextLoader(Protocol):
     """Serves external context data offline (from scanned resources or files)."""
 
     def config_map(self, name: str, namespace: str) -> dict | None:
-        """The ConfigMap, or None when it is not known."""
+        """The ConfigMap, or None when it is not known; raises ``NotServed`` when no ConfigMap
+        source is configured."""
 
     def api_call(self, url_path: str, method: str, data: Any) -> Any:
-        """The JSON answer of a Kubernetes API GET/POST; raises ``ContextError`` if unknown."""
+        """The JSON answer of a Kubernetes API GET/POST; raises ``ContextError`` if unknown and
+        ``NotServed`` when no source answers such calls."""
 
 
 def split_dotted(key: str) -> list[str]:
@@ -340,7 +347,10 @@ class VariableContext:
             return  # offline without a ConfigMap source: values-file data stays visible
         cm_name = str(self.substitute(spec.get("name") or ""))
         namespace = str(self.substitute(spec.get("namespace") or "") or self.policy_namespace or "default")
-        found = self.loader.config_map(cm_name, namespace)
+        try:
+            found = self.loader.config_map(cm_name, namespace)
+        except NotServed:
+            return
         if found is None:
             raise ContextError(f"failed to get configmap {namespace}/{cm_name}: not found")
         data = {"data": found.get("data") or {}, "metadata": found.get("metadata") or {}}
@@ -349,13 +359,15 @@ class VariableContext:
     def _api_call(self, name: str, spec: dict) -> None:
         if self.loader is None:
             return
-        if spec.get("service") is not None:
-            raise ContextError(f"context entry {name!r}: external service calls are not made offline")
+        service = spec.get("service")
+        target = service.get("url") if isinstance(service, dict) else spec.get("urlPath")
         method = str(spec.get("method") or "GET")
         try:  # a failed substitution is a failed fetch: the default (stored as written) replaces both
-            url = str(self.substitute(spec.get("urlPath") or ""))
+            url = str(self.substitute(target or ""))
             data = self.substitute(spec.get("data")) if spec.get("data") is not None else None
             response = self.loader.api_call(url, method, data)
+        except NotServed:
+            return
         except (ContextError, SubstitutionError):
             if spec.get("default") is None:
                 raise

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scanner.engine.context import ContextError
+from scanner.engine.context import ContextError, NotServed
 from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import evaluate_policy
 from scanner.engine.match import Request, UserInfo
@@ -157,6 +157,8 @@ class _Loader:
     def api_call(self, url_path: str, method: str, data: object) -> object:
         if url_path == "/api/v1/namespaces/default/pods":
             return {"items": [POD]}
+        if url_path == "/api/v1/not-served":
+            raise NotServed("no source")
         raise ContextError(f"no answer for {url_path}")
 
 
@@ -173,6 +175,8 @@ class _Loader:
         pytest.param("[{name: pods, apiCall: {urlPath: '/api/v1/{{request.object.nothing}}', default: 0}}]",
                      "{key: '{{pods}}', operator: GreaterThan, value: 0}", "pass",
                      id="api-call-default-when-url-substitution-fails"),
+        pytest.param("[{name: pods, apiCall: {service: {url: 'https://svc.example/count'}, default: 0}}]",
+                     "{key: '{{pods}}', operator: GreaterThan, value: 0}", "pass", id="service-call-default-on-failure"),
         pytest.param("[{name: pods, apiCall: {urlPath: /api/v1/nope, default: '{{request.object.kind}}'}}]",
                      "{key: '{{ length(pods) }}', operator: GreaterThan, value: 3}", "fail",
                      id="api-call-default-stored-as-written"),
@@ -182,6 +186,14 @@ def test_context_entries_from_loader(context: str, condition: str, expected: str
     compiled = policy(f"{{deny: {{conditions: [{condition}]}}}}", context=context)
     [(status, _)] = run(compiled, env=make_environment(loader=_Loader()))
     assert status == expected
+
+
+def test_an_api_call_no_source_serves_is_skipped_and_values_stay_visible() -> None:
+    compiled = policy("{deny: {conditions: [{key: '{{pods}}', operator: GreaterThan, value: 0}]}}",
+                      context="[{name: pods, apiCall: {urlPath: /api/v1/not-served, default: 0}}]")
+    values = parse_values(y("policies: [{name: p, rules: [{name: r, values: {pods: 3}}]}]"))
+    [(status, _)] = run(compiled, env=make_environment(loader=_Loader(), values=values))
+    assert status == "fail"  # neither the default nor an error: the values file's 3
 
 
 def test_update_enforce_rule_with_pre_existing_violation_skips() -> None:
