@@ -134,8 +134,9 @@ class ResourceFilter:
     roles: tuple[str, ...] = ()
     cluster_roles: tuple[str, ...] = ()
     subjects: tuple[dict, ...] = ()
-    # Kyverno decides whether a rule's filter is empty with reflect.DeepEqual, so a list written
-    # empty (``namespaces: []``) makes it non-empty although it sets no condition
+    # Kyverno decides whether a match filter is empty with reflect.DeepEqual, so a list written
+    # empty (``namespaces: []``) makes it non-empty although it sets no condition; an exclude
+    # filter of lists written empty excludes nothing (kyverno/kyverno#13772)
     written_empty: bool = field(default=False, compare=False)
     written_empty_user_info: bool = field(default=False, compare=False)
     has_resources: bool = field(init=False, compare=False, repr=False)
@@ -165,8 +166,9 @@ class ResourceFilter:
         use_user_info = self.has_user_info and user_info_counts
         if exception and not self.has_exception_resources and not self.has_user_info:
             return False  # ResourceFilter.IsEmpty
-        if not (self.has_resources or self.written_empty) and not (
-                user_info_counts and (self.has_user_info or self.written_empty_user_info)):
+        written = not exclude  # lists written empty make only a match filter non-empty
+        if not (self.has_resources or (written and self.written_empty)) and not (
+                user_info_counts and (self.has_user_info or (written and self.written_empty_user_info))):
             return False  # an empty filter never matches
         # list conditions apply only when non-empty (len(...) > 0 in Kyverno)
         if self.operations and request.operation not in self.operations:

@@ -10,19 +10,27 @@ def has_wildcard(text: str) -> bool:
     return "*" in text or "?" in text
 
 
+def _segment(text: str) -> str:
+    """A run of the pattern between stars: literals, and ``?`` for any one character."""
+    return "".join("." if ch == "?" else re.escape(ch) for ch in text)
+
+
 @lru_cache(maxsize=8192)
 def _compile(pattern: str) -> re.Pattern[str] | None:
+    """The pattern as a regular expression that cannot backtrack exponentially.
+
+    Like Kyverno's matcher, a star is never reconsidered once the text after it has been
+    found: every star but the last takes the shortest run that lets its following segment
+    match (an atomic lazy group); only the last star backtracks, against the end of the text.
+    """
     if not has_wildcard(pattern):
         return None
-    parts = []
-    for ch in pattern:
-        if ch == "*":
-            if not parts or parts[-1] != ".*":
-                parts.append(".*")
-        elif ch == "?":
-            parts.append(".")
-        else:
-            parts.append(re.escape(ch))
+    if "*" not in pattern:
+        return re.compile(_segment(pattern), re.DOTALL)
+    first, *middle, last = pattern.split("*")
+    parts = [_segment(first)]
+    parts += [f"(?>.*?{_segment(s)})" for s in middle if s]
+    parts.append(f".*{_segment(last)}")
     return re.compile("".join(parts), re.DOTALL)
 
 

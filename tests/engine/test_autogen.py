@@ -55,9 +55,10 @@ def test_autogen_rule_generated_when_match_names_pod(match: str, expected: bool)
     assert can_generate(policy(match)["spec"]["rules"][0]) is expected
 
 
-# Kyverno decides whether a filter is empty with reflect.DeepEqual (a list written empty makes
-# it non-empty but sets no condition), and a generated rule's match/exclude and preconditions
-# go through a JSON round trip that drops every list written empty (omitempty).
+# Kyverno decides whether a match filter is empty with reflect.DeepEqual (a list written empty
+# makes it non-empty but sets no condition), an exclude filter of lists written empty excludes
+# nothing (kyverno/kyverno#13772), and a generated rule's match/exclude and preconditions go
+# through a JSON round trip that drops every list written empty (omitempty).
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
        "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
 DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"},
@@ -81,11 +82,11 @@ def rule_policy(extra: str) -> dict:
 @pytest.mark.parametrize(
     ("extra", "pod_evaluated", "deployment_evaluated"),
     [
-        pytest.param("exclude: {any: [{resources: {namespaces: []}}]}", False, True,
-                     id="exclude-namespaces-written-empty-excludes-everything-but-autogen-drops-it"),
-        pytest.param("exclude: {any: [{resources: {annotations: {}}}]}", False, False,
-                     id="exclude-annotations-written-empty-also-blocks-autogen"),
-        pytest.param("exclude: {any: [{roles: []}]}", False, True, id="exclude-roles-written-empty"),
+        pytest.param("exclude: {any: [{resources: {namespaces: []}}]}", True, True,
+                     id="exclude-namespaces-written-empty-excludes-nothing"),
+        pytest.param("exclude: {any: [{resources: {annotations: {}}}]}", True, False,
+                     id="exclude-annotations-written-empty-excludes-nothing-but-blocks-autogen"),
+        pytest.param("exclude: {any: [{roles: []}]}", True, True, id="exclude-roles-written-empty"),
         pytest.param("exclude: {any: [{resources: {}}]}", True, True, id="exclude-filter-without-fields-is-empty"),
         pytest.param("exclude: {all: [{resources: {kinds: [Pod]}}, {resources: {}}]}", True, True,
                      id="exclude-all-with-an-empty-filter-excludes-nothing"),
