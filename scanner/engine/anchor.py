@@ -25,7 +25,8 @@ _PREFIXES = {
     "^": Anchor.EXISTENCE,
     "+": Anchor.ADD_IF_NOT_PRESENT,
 }
-_ANCHOR = re.compile(r"([+<=X^]?)\((.+)\)", re.DOTALL)
+# as Kyverno's RE2 expression, whose "." does not match a newline
+_ANCHOR = re.compile(r"([+<=X^]?)\((.+)\)")
 # something that looks like an anchor but has a prefix Kyverno does not know, e.g. "!(name)"
 _LOOKALIKE = re.compile(r"([^\w\s(])\((.+)\)", re.DOTALL)
 

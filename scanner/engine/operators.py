@@ -37,6 +37,8 @@ NOT_IN_RANGE_PATTERN = re.compile(rf"({_END})!-({_END})", re.ASCII)
 _GO_FLOAT = re.compile(
     r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.ASCII | re.IGNORECASE
 )
+# Go's hexadecimal float: a hexadecimal mantissa and a required binary exponent ("0x1.8p1")
+_GO_HEX_FLOAT = re.compile(r"[+-]?0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)p[+-]?\d+", re.ASCII | re.IGNORECASE)
 
 Predicate = Callable[[Any], bool]
 
@@ -50,12 +52,47 @@ _TESTS: dict[str, Callable[[int], bool]] = {
 }
 
 
-def parse_go_float(text: str) -> float | None:
-    """Go ``strconv.ParseFloat(s, 64)`` on decimal text; None when Go reports an error.
+def _underscores_ok(text: str) -> bool:
+    """Go ``strconv.underscoreOK``: each ``_`` sits between digits, or between a base prefix and
+    a digit."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    saw, start, digits = "^", 0, "0123456789"
+    if len(body) >= 2 and body[0] == "0" and body[1] in "bBoOxX":
+        saw, start = "0", 2
+        if body[1] in "xX":
+            digits += "abcdefABCDEF"
+    for ch in body[start:]:
+        if ch in digits:
+            saw = "0"
+        elif ch == "_":
+            if saw != "0":
+                return False
+            saw = "_"
+        elif saw == "_":
+            return False
+        else:
+            saw = "!"
+    return saw != "_"
 
-    Out-of-range values (``1e400``) are errors in Go, as are spaces and underscores.
+
+def parse_go_float(text: str) -> float | None:
+    """Go ``strconv.ParseFloat(s, 64)``; None when Go reports an error.
+
+    Decimal and hexadecimal (``0x1p-2``) text, with ``_`` between digits (``1_000``);
+    out-of-range values (``1e400``) are errors in Go, as are spaces.
     """
-    if not isinstance(text, str) or _GO_FLOAT.fullmatch(text) is None:
+    if not isinstance(text, str):
+        return None
+    if "_" in text:
+        if not _underscores_ok(text):
+            return None
+        text = text.replace("_", "")
+    if _GO_HEX_FLOAT.fullmatch(text):
+        try:
+            return float.fromhex(text)
+        except OverflowError:
+            return None
+    if _GO_FLOAT.fullmatch(text) is None:
         return None
     value = float(text)
     if math.isinf(value) and "inf" not in text.lower():
