@@ -58,7 +58,8 @@ def test_jp_query_reads_input_and_query_files(tmp_path: pathlib.Path) -> None:
         pytest.param(["jp", "query", "a"], "a: [\n", "invalid YAML", id="bad-yaml-input"),
         pytest.param(["jp", "query", "round(`2`, `400`)"], "{}", "json: unsupported value: NaN",
                      id="result-without-json-form"),
-        pytest.param(["jp", "query", "lookup(`[1]`, `1e20`)"], "{}", "argument #2 must be an integer",
+        pytest.param(["jp", "query", "lookup(`[1]`, `1e20`)"], "{}",
+                     "argument #2: number is outside the range of integer numbers: 1e+20",
                      id="index-beyond-int64"),
     ],
 )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
 from functools import lru_cache
+
+from scanner.engine.gotime import quote
 
 NANOSECOND = 1
 MICROSECOND = 1000
@@ -22,7 +23,11 @@ _UNITS = {
     "m": MINUTE,
     "h": HOUR,
 }
-_MAX = 2**63 - 1
+_LIMIT = 1 << 63  # Go's ParseDuration accumulates in uint64 and allows up to 2**63
+
+
+class DurationError(ValueError):
+    """A text Go's ``time.ParseDuration`` rejects; the message is Go's."""
 
 
 def parse_duration(text: str) -> int | None:
@@ -37,47 +42,83 @@ def parse_duration(text: str) -> int | None:
 
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> int | None:
-    s = text
-    neg = False
-    if s[0] in "+-":
-        neg = s[0] == "-"
-        s = s[1:]
+    try:
+        return parse_duration_strict(text)
+    except DurationError:
+        return None
+
+
+def _is_digit(ch: str) -> bool:
+    return "0" <= ch <= "9"
+
+
+def _fraction(digits: str) -> tuple[int, float]:
+    """Go's ``leadingFraction``: the digits as an integer and its float64 scale, ignoring
+    the digits that would overflow."""
+    value, scale = 0, 1.0
+    for ch in digits:
+        value10 = value * 10 + int(ch)
+        if value > (_LIMIT - 1) // 10 or value10 > _LIMIT:
+            break
+        value, scale = value10, scale * 10
+    return value, scale
+
+
+def parse_duration_strict(text: str) -> int:
+    """Go ``time.ParseDuration``: nanoseconds, or ``DurationError`` with Go's message
+    (``time: invalid duration "x"``, ``time: missing unit in duration "5"``,
+    ``time: unknown unit "x" in duration "5x"``)."""
+    invalid = DurationError(f"time: invalid duration {quote(text)}")
+    s, neg = text, False
+    if s and s[0] in "+-":
+        neg, s = s[0] == "-", s[1:]
     if s == "0":
         return 0
     if not s:
-        return None
-    total = Fraction(0)
-    i, n = 0, len(s)
+        raise invalid
+    total, i, n = 0, 0, len(s)
     while i < n:
+        if not (s[i] == "." or _is_digit(s[i])):
+            raise invalid
         start = i
-        while i < n and s[i].isdigit() and s[i].isascii():
+        while i < n and _is_digit(s[i]):
             i += 1
-        int_part = s[start:i]
-        frac_part = ""
+        value = int(s[start:i] or "0")
+        if value > _LIMIT:
+            raise invalid
+        has_int = i > start
+        frac, scale, has_frac = 0, 1.0, False
         if i < n and s[i] == ".":
-            i += 1
-            fstart = i
-            while i < n and s[i].isdigit() and s[i].isascii():
+            start = i = i + 1
+            while i < n and _is_digit(s[i]):
                 i += 1
-            frac_part = s[fstart:i]
-        if not int_part and not frac_part:
-            return None
-        ustart = i
-        while i < n and s[i] != "." and not (s[i].isdigit() and s[i].isascii()):
+            frac, scale = _fraction(s[start:i])
+            has_frac = i > start
+        if not has_int and not has_frac:
+            raise invalid
+        start = i
+        while i < n and not (s[i] == "." or _is_digit(s[i])):
             i += 1
-        unit = _UNITS.get(s[ustart:i])
+        if i == start:
+            raise DurationError(f"time: missing unit in duration {quote(text)}")
+        unit = _UNITS.get(s[start:i])
         if unit is None:
-            return None
-        value = Fraction(int(int_part or "0"))
-        if frac_part:
-            value += Fraction(int(frac_part), 10 ** len(frac_part))
-        total += value * unit
-        if total > _MAX + 1:
-            return None
-    ns = int(total)  # truncates toward zero like Go's integer arithmetic
-    if ns > _MAX and not (neg and ns == _MAX + 1):
-        return None
-    return -ns if neg else ns
+            raise DurationError(
+                f"time: unknown unit {quote(s[start:i])} in duration {quote(text)}")
+        if value > _LIMIT // unit:
+            raise invalid
+        value *= unit
+        if frac > 0:
+            # Go adds the fraction in float64, truncated (nanosecond exact up to hours)
+            value += int(float(frac) * (float(unit) / scale))
+        total += value
+        if value > _LIMIT or total > _LIMIT:
+            raise invalid
+    if neg:
+        return -total
+    if total > _LIMIT - 1:
+        raise invalid
+    return total
 
 
 def _frac(v: int, prec: int) -> tuple[str, int]:

@@ -16,10 +16,10 @@ from typing import Any
 
 from scanner.engine import gofmt
 from scanner.engine.duration import SECOND, format_duration, parse_duration
-from scanner.engine.jmespath_registry import FunctionSpec, as_int, error
+from scanner.engine.jmespath_registry import FunctionSpec, error, int_number
 from scanner.engine.quantity import Quantity, format_quantity, parse_quantity
 
-_TYPES = "types mismatch"
+_TYPES = "Types mismatch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,9 +200,13 @@ def _power_of_ten(places: int) -> float:
 
 
 def _round(args: list[Any]) -> Any:
-    places = as_int("round", float(args[1]), "decimal places")
+    try:
+        places = int_number(float(args[1]))
+    except ValueError:
+        raise error("round", "Non-integer argument(s) passed for round off") from None
     if places < 0:
-        raise error("round", f"2 argument is out of bounds ({places})")
+        # Kyverno formats argOutOfBoundsError without its two values: Go prints them so.
+        raise error("round", "%!d(MISSING) argument is out of bounds (%!d(MISSING))")
     shift = _power_of_ten(places)
     return _go_round(float(args[0]) * shift) / shift
 

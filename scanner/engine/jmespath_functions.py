@@ -15,9 +15,9 @@ import hashlib
 import json
 import math
 import random as _random
-import struct
 from collections.abc import Callable
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from scanner.engine import gofmt, re2, semver, wildcard
@@ -39,32 +39,22 @@ SN = ("string", "number")
 _INT64_LIMIT = 2**63
 
 
-def float32_text(value: float) -> str:
-    """Go ``strconv.FormatFloat(v, 'f', -1, 32)``: shortest float32 digits, never an exponent."""
+def float64_text(value: float) -> str:
+    """Go ``strconv.FormatFloat(v, 'f', -1, 64)``: shortest round-trip digits, never an exponent."""
     if not math.isfinite(value):
         return {math.inf: "+Inf", -math.inf: "-Inf"}.get(value, "NaN")
-    target = struct.unpack("f", struct.pack("f", value))[0] if abs(value) < 3.5e38 else value
-    for digits in range(1, 10):
-        text = f"{target:.{digits}g}"
-        if struct.unpack("f", struct.pack("f", float(text)))[0] == target:
-            break
-    plain = format(float(text), "f") if "e" in text else text
-    if "." in plain:
-        plain = plain.rstrip("0").rstrip(".")
-    return "0" if plain in ("-0", "") and target == 0 and math.copysign(1, target) > 0 else plain
+    return format(Decimal(repr(value)).normalize(), "f")
 
 
-def as_text(name: str, index: int, value: Any) -> str:
-    """Kyverno's ``ifaceToString`` for string-or-number arguments."""
+def as_text(name: str, index: int, value: Any, kind: str = "String or Real") -> str:
+    """Kyverno's ``ifaceToString``: strings as is, booleans, numbers at full float64 precision."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return float32_text(value)
-    raise error(name, f"{index} argument is expected of String or Real type")
+    if gofmt.is_number(value):
+        return float64_text(float(value))
+    raise error(name, f"argument #{index} is not of type {kind}")
 
 
 def _regex(name: str, pattern: str) -> Any:
@@ -173,10 +163,10 @@ def _lookup(a: list[Any]) -> Any:
     coll, key = a
     if isinstance(coll, dict):
         if not isinstance(key, str):
-            raise error("lookup", "2 argument is expected of String type")
+            raise error("lookup", "argument #2 is not of type String")
         return coll.get(key)
     if isinstance(key, str):
-        raise error("lookup", "2 argument is expected of Number type")
+        raise error("lookup", "argument #2 is not of type Number")
     index = as_int("lookup", float(key), "argument #2")
     return coll[index] if 0 <= index < len(coll) else None
 
@@ -192,9 +182,8 @@ def _object_from_lists(a: list[Any]) -> dict[str, Any]:
     keys, values = a
     out: dict[str, Any] = {}
     for i, key in enumerate(keys):
-        if not isinstance(key, (str, int, float)):
-            raise error("object_from_lists", "1 argument is expected of StringArray type")
-        out[as_text("object_from_lists", 1, key)] = values[i] if i < len(values) else None
+        out[as_text("object_from_lists", 1, key, "StringArray")] = (
+            values[i] if i < len(values) else None)
     return out
 
 

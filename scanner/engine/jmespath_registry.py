@@ -14,6 +14,7 @@ from typing import Any
 
 from jmespath import functions as jp_functions
 
+from scanner.engine import gofmt
 from scanner.engine.jmespath_dialect import JMESPathError
 
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
@@ -43,6 +44,8 @@ class FunctionSpec:
         return f"{self.name}({args}) {self.returns}"
 
     def __str__(self) -> str:
+        if not self.name:
+            return ""
         return f"{self.signature} ({self.note})" if self.note else self.signature
 
 
@@ -55,7 +58,7 @@ def _type_name(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "boolean"
+        return "bool"
     if isinstance(value, (int, float)):
         return "number"
     return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
@@ -79,8 +82,8 @@ class KyvernoFunctions(jp_functions.Functions):
             if not any(_TYPE_CHECKS[t](value) for t in types):
                 raise error(
                     spec.name,
-                    f"{index + 1} argument is expected of {' or '.join(types)} type, "
-                    f"got {_type_name(value)}",
+                    f"argument #{index + 1} is not of type {' or '.join(types)} "
+                    f"(got {_type_name(value)})",
                 )
         return spec.handler(resolved_args)
 
@@ -88,8 +91,21 @@ class KyvernoFunctions(jp_functions.Functions):
 STANDARD_FUNCTION_NAMES = frozenset(jp_functions.Functions.FUNCTION_TABLE)
 
 
-def as_int(name: str, value: float, what: str = "argument") -> int:
-    """An integral float that an int64 holds, as int, else a Kyverno-style error."""
-    if isinstance(value, float) and (not math.isfinite(value) or value != int(value) or abs(value) >= 2**63):
-        raise error(name, f"{what} must be an integer, got {value}")
+def int_number(value: float) -> int:
+    """Kyverno's ``intNumber``: the Go ``int`` equal to ``value``, else ``ValueError`` with
+    Kyverno's message (a fraction, NaN or infinity; a value outside the int64 range)."""
+    if not math.isfinite(value) or value != math.trunc(value):
+        raise ValueError(f"expected an integer number but got: {gofmt.format_g(value)}")
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(
+            f"number is outside the range of integer numbers: {gofmt.format_g(value)}")
     return int(value)
+
+
+def as_int(name: str, value: float, what: str) -> int:
+    """``int_number`` of function ``name``'s argument ``what`` (``argument #2``), its error
+    worded as Kyverno's ``JMESPath function '<name>': <what>: <intNumber error>``."""
+    try:
+        return int_number(value)
+    except ValueError as exc:
+        raise error(name, f"{what}: {exc}") from None

@@ -8,25 +8,58 @@ from datetime import datetime
 from typing import Any
 
 from scanner.engine import gotime
-from scanner.engine.duration import format_duration, parse_duration
+from scanner.engine.duration import DurationError, format_duration, parse_duration_strict
+from scanner.engine.jmespath_dialect import JMESPathError
 from scanner.engine.jmespath_registry import FunctionSpec, error
 
 Clock = Callable[[], datetime]
 _INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
 
 
-def _time(name: str, text: str, layout: str = gotime.RFC3339) -> gotime.GoTime:
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v", '"': '\\"', "\\": "\\\\"}
+
+
+def _strconv_quote(text: str) -> str:
+    """Go ``strconv.Quote`` (as in ``strconv`` error messages)."""
+    out = []
+    for ch in text:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _time(text: str, layout: str = gotime.RFC3339) -> gotime.GoTime:
+    """Go ``time.Parse``; its error reaches the user as is (Kyverno adds no prefix)."""
     try:
         return gotime.parse(layout or gotime.RFC3339, text)
     except gotime.TimeParseError as exc:
-        raise error(name, str(exc)) from None
+        raise JMESPathError(str(exc)) from None
 
 
-def _duration(name: str, text: str) -> int:
-    ns = parse_duration(text)
-    if ns is None:
-        raise error(name, f'time: invalid duration "{text}"')
-    return ns
+def _duration(text: str) -> int:
+    """Go ``time.ParseDuration``; its error reaches the user as is."""
+    try:
+        return parse_duration_strict(text)
+    except DurationError as exc:
+        raise JMESPathError(str(exc)) from None
+
+
+def _parse_int(text: str) -> int:
+    """Go ``strconv.ParseInt(text, 10, 64)``; its error reaches the user as is."""
+    if not _INTEGER.fullmatch(text):
+        raise JMESPathError(f"strconv.ParseInt: parsing {_strconv_quote(text)}: invalid syntax")
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise JMESPathError(
+            f"strconv.ParseInt: parsing {_strconv_quote(text)}: value out of range")
+    return value
 
 
 def _now(name: str, now: Clock | None) -> gotime.GoTime:
@@ -40,24 +73,22 @@ def build_time_specs(now: Clock | None) -> tuple[FunctionSpec, ...]:
 
     def since(a: list[Any]) -> str:
         layout, t1, t2 = a
-        start = _time("time_since", t1, layout)
-        end = _time("time_since", t2, layout) if t2 else _now("time_since", now)
+        start = _time(t1, layout)
+        end = _time(t2, layout) if t2 else _now("time_since", now)
         return format_duration(end.sub(start))
 
     def parse(a: list[Any]) -> str:
         layout, value = a
-        if _INTEGER.fullmatch(layout) and abs(int(layout)) < 2**63:
-            if not _INTEGER.fullmatch(value) or abs(int(value)) >= 2**63:
-                raise error("time_parse", f'strconv.ParseInt: parsing "{value}": invalid syntax')
-            return gotime.GoTime(int(value) * gotime.NS).rfc3339()
-        return _time("time_parse", value, layout).rfc3339()
+        if _INTEGER.fullmatch(layout) and -(2**63) <= int(layout) < 2**63:
+            return gotime.GoTime(_parse_int(value) * gotime.NS).rfc3339()
+        return _time(value, layout).rfc3339()
 
     def to_cron(a: list[Any]) -> str:
-        _, month, day, hour, minute, _, weekday = _time("time_to_cron", a[0]).fields()
+        _, month, day, hour, minute, _, weekday = _time(a[0]).fields()
         return f"{minute} {hour} {day} {month} {weekday}"
 
     def between(a: list[Any]) -> bool:
-        t, start, end = (_time("time_between", x).unix_ns for x in a)
+        t, start, end = (_time(x).unix_ns for x in a)
         return start < t < end
 
     s = "string"
@@ -73,29 +104,25 @@ def build_time_specs(now: Clock | None) -> tuple[FunctionSpec, ...]:
                      "converts a time (RFC 3339) to a cron expression (string).", to_cron),
         FunctionSpec("time_add", ((s,), (s,)), s,
                      "adds duration (second string) to a time value (first string)",
-                     lambda a: _time("time_add", a[0]).add(_duration("time_add", a[1])).rfc3339()),
+                     lambda a: _time(a[0]).add(_duration(a[1])).rfc3339()),
         FunctionSpec("time_parse", ((s,), (s,)), s,
                      "changes a time value of a given layout to RFC 3339", parse),
         FunctionSpec("time_utc", ((s,),), s,
                      "calcutes time in UTC from a given time in RFC 3339 format",
-                     lambda a: _time("time_utc", a[0]).utc().rfc3339()),
+                     lambda a: _time(a[0]).utc().rfc3339()),
         FunctionSpec("time_diff", ((s,), (s,)), s,
                      "calculate the difference between a start and end date in RFC3339 format",
-                     lambda a: format_duration(
-                         _time("time_diff", a[1]).sub(_time("time_diff", a[0])))),
+                     lambda a: format_duration(_time(a[1]).sub(_time(a[0])))),
         FunctionSpec("time_before", ((s,), (s,)), "bool",
                      "checks if a time is before another time, both in RFC3339 format",
-                     lambda a: _time("time_before", a[0]).unix_ns
-                     < _time("time_before", a[1]).unix_ns),
+                     lambda a: _time(a[0]).unix_ns < _time(a[1]).unix_ns),
         FunctionSpec("time_after", ((s,), (s,)), "bool",
                      "checks if a time is after another time, both in RFC3339 format",
-                     lambda a: _time("time_after", a[0]).unix_ns
-                     > _time("time_after", a[1]).unix_ns),
+                     lambda a: _time(a[0]).unix_ns > _time(a[1]).unix_ns),
         FunctionSpec("time_between", ((s,), (s,), (s,)), "bool",
                      "checks if a time is between a start and end time, all in RFC3339 format",
                      between),
         FunctionSpec("time_truncate", ((s,), (s,)), s,
                      "returns the result of rounding time down to a multiple of duration",
-                     lambda a: _time("time_truncate", a[0]).truncate(
-                         _duration("time_truncate", a[1])).rfc3339()),
+                     lambda a: _time(a[0]).truncate(_duration(a[1])).rfc3339()),
     )
