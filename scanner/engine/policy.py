@@ -318,7 +318,8 @@ def _check_foreach_shape(raw: Any, pointer: str, problems: list[tuple[str, str]]
 
 
 def _check_pattern(pattern: Any, problems: list[tuple[str, str]], pointer: str) -> None:
-    """Anchor syntax checks: unknown anchors, existence anchors need a list of objects."""
+    """Anchor checks of Kyverno's ``ValidatePattern``: validate anchors only (no ``+()``), and an existence
+    anchor needs a non-empty list; keys that only look like anchors are refused too."""
     if isinstance(pattern, dict):
         for key, value in pattern.items():
             child = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"
@@ -326,10 +327,12 @@ def _check_pattern(pattern: Any, problems: list[tuple[str, str]], pointer: str) 
             if prefix is not None:
                 problems.append((child, f"unknown anchor {prefix!r} in key {key!r}"))
             anchor, _ = parse_key(key)
-            if anchor is Anchor.EXISTENCE and not (
-                isinstance(value, list) and all(isinstance(v, dict) for v in value)
-            ):
-                problems.append((child, "existence anchor ^() must have a list of objects as value"))
+            if anchor is Anchor.ADD_IF_NOT_PRESENT:
+                problems.append((child, f"unsupported anchor {key}"))
+            elif anchor is Anchor.EXISTENCE and not isinstance(value, list):
+                problems.append((child, "existence anchor should have value of type list"))
+            elif anchor is Anchor.EXISTENCE and not value:
+                problems.append((child, "existence anchor: should have atleast one value"))
             _check_pattern(value, problems, child)
     elif isinstance(pattern, list):
         for i, value in enumerate(pattern):
@@ -373,6 +376,7 @@ def parse_policy(doc: Any) -> Policy:
     if kind == "Policy" and spec.get("validationFailureActionOverrides"):
         problems.append(("/spec/validationFailureActionOverrides",
                          "a namespaced Policy cannot have validationFailureActionOverrides"))
+    policy_checks.check_policy_fields(meta, spec, problems)
     apply_rules = spec.get("applyRules")
     if apply_rules is not None and apply_rules not in ("One", "All"):
         problems.append(("/spec/applyRules", "applyRules must be One or All"))
@@ -395,17 +399,21 @@ def parse_policy(doc: Any) -> Policy:
         policy_checks.check_context(raw.get("context"), problems, rp + "/context", contexts)
         validate = raw.get("validate") if isinstance(raw.get("validate"), dict) else {}
         for path, fe in _foreach_entries(validate.get("foreach")):
-            policy_checks.check_context(fe.get("context"), problems, f"{rp}/validate/foreach/{path}/context", contexts)
+            policy_checks.check_context(fe.get("context"), problems, f"{rp}/validate/foreach/{path}/context",
+                                        contexts, nested=True)
         policy_checks.check_rule_variables(raw, problems, rp, background, contexts)
         policy_checks.check_conditions(raw.get("preconditions"), problems, rp + "/preconditions")
         if isinstance(validate.get("deny"), dict):
             policy_checks.check_conditions(validate["deny"].get("conditions"), problems,
                                            rp + "/validate/deny/conditions")
+        # Kyverno checks only the operators of foreach conditions
         for path, fe in _foreach_entries(validate.get("foreach")):
             fp = f"{rp}/validate/foreach/{path}"
-            policy_checks.check_conditions(fe.get("preconditions"), problems, fp + "/preconditions", any_all_only=True)
+            policy_checks.check_conditions(fe.get("preconditions"), problems, fp + "/preconditions",
+                                           any_all_only=True, values=False, strict=False)
             if isinstance(fe.get("deny"), dict):
-                policy_checks.check_conditions(fe["deny"].get("conditions"), problems, fp + "/deny/conditions")
+                policy_checks.check_conditions(fe["deny"].get("conditions"), problems, fp + "/deny/conditions",
+                                               values=False)
         policy_checks.check_label_values(validate, problems, rp + "/validate")
         if kind == "Policy":
             policy_checks.check_namespaced_filters(raw, problems, rp)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -16,11 +17,17 @@ _RESERVED_CONTEXT = ("images", "request", "serviceAccountName", "serviceAccountN
 _CONTEXT_SOURCES = ("configMap", "apiCall", "variable", "imageRegistry", "globalReference")
 _USER_INFO_VAR = re.compile(
     r"[^.](serviceAccountName|serviceAccountNamespace|request\.userInfo|request\.roles|request\.clusterRoles)\b")
-_BUILTIN_ROOT = re.compile(
-    r"(request\.|request$|serviceAccountName|serviceAccountNamespace|element|@|images|image\.|"
-    r"[A-Za-z_][A-Za-z0-9_]*\s*\()"
-)
+# the variables Kyverno allows without a context entry, searched anywhere in the expression
+_ALLOWED = re.compile(
+    r"request|serviceAccountName|serviceAccountNamespace|element|elementIndex|@|images|image|([a-z_0-9]+\()[^{}]")
+_ALLOWED_BACKGROUND = re.compile(r"request\.|element|elementIndex|@|images|images\.|image\.|([a-z_0-9]+\()[^{}]")
+_MULTI_SELECT = re.compile(r"^\s*\[\s*([^\[\]]+)\]\s*")
 _OPERATIONS = {"CREATE", "UPDATE", "DELETE", "CONNECT"}
+_SUBJECT_KEYS = ("kind", "apiGroup", "name", "namespace")
+_REQUIREMENT_KEYS = ("key", "operator", "values")
+_ELEMENTS = ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "assert")
+_CONDITION_FIELDS = ("key", "operator", "value", "message")
+_AUTOGEN_ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
 FAILURE_ACTIONS = ("Audit", "Enforce", "audit", "enforce")
 
 Problems = list[tuple[str, str]]
@@ -52,7 +59,29 @@ def variables_in(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
                 yield ptr, expr[1:].strip() if expr.startswith("-") else expr
 
 
-def check_conditions(raw: Any, problems: Problems, pointer: str, *, any_all_only: bool = False) -> None:
+def check_policy_fields(meta: dict, spec: dict, problems: Problems) -> None:
+    """Kyverno's ``ValidatePolicyName``, ``ValidateAutogenAnnotation`` and webhook timeout checks."""
+    name = meta.get("name")
+    if isinstance(name, str) and len(name.encode()) > 63:
+        problems.append(("/metadata/name", "Too long: must have at most 63 bytes"))
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict) and annotations.get(_AUTOGEN_ANNOTATION) == "all":
+        problems.append(("/metadata/annotations", "Forbidden: Autogen annotation does not support 'all' anymore, "
+                         "remove the annotation or set it to a valid value"))
+    timeout = spec.get("webhookTimeoutSeconds")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int) or not 1 <= timeout <= 30):
+        problems.append(("/spec/webhookTimeoutSeconds", "the timeout value must be between 1 and 30 seconds"))
+
+
+def check_conditions(raw: Any, problems: Problems, pointer: str, *, any_all_only: bool = False,
+                     values: bool = True, strict: bool = True) -> None:
+    """Check a condition block as Kyverno's policy validation does.
+
+    ``values``: key, value and operator are required and ``{{request.operation}}`` values are checked
+    (``validateConditions``, run on rule preconditions and ``validate.deny``; foreach blocks only have
+    their operators checked). ``strict``: unknown condition fields fail to decode, as in Kyverno's
+    ``ConditionsWrapper`` (preconditions and every ``deny``).
+    """
     if raw is None:
         return
     if isinstance(raw, list):
@@ -77,81 +106,144 @@ def check_conditions(raw: Any, problems: Problems, pointer: str, *, any_all_only
             if not isinstance(cond, dict):
                 problems.append((cp, "condition must be an object"))
                 continue
-            if "key" not in cond:
-                problems.append((cp, "condition key is required"))
+            unknown = [k for k in cond if str(k).lower() not in _CONDITION_FIELDS]
+            if strict and unknown:
+                problems.append((cp, f'json: unknown field "{unknown[0]}"'))
             op = cond.get("operator")
-            if op is None:
-                problems.append((cp, "condition operator is required"))
-            elif op not in OPERATORS:
+            if values and (cond.get("key") is None or cond.get("value") is None or not op):
+                problems.append((cp, "entered value of `key`, `value` or `operator` is missing or misspelled"))
+                continue
+            if not isinstance(op, str) or op not in OPERATORS:
                 problems.append((cp + "/operator", f"unknown condition operator {op!r}"))
-            key = cond.get("key")
-            if isinstance(key, str) and key.replace(" ", "") == "{{request.operation}}":
-                values = cond.get("value")
-                values = values if isinstance(values, list) else [values]
-                bad = [v for v in values if isinstance(v, str) and "{{" not in v and v not in _OPERATIONS]
-                if bad:
-                    problems.append((cp + "/value", f"invalid operation {bad[0]!r}: "
-                                     "must be one of CREATE, UPDATE, DELETE, CONNECT"))
+            if values:
+                _check_operation_values(cond, cp, problems)
 
 
-def check_context(entries: Any, problems: Problems, pointer: str, names: list[tuple[str, str]]) -> None:
-    """Check context entries; appends (name, source type) of valid ones to ``names``."""
+def _check_operation_values(cond: dict, pointer: str, problems: Problems) -> None:
+    """With the key ``{{request.operation}}``, values must name admission operations (templates allowed
+    only as a whole string value, as in Kyverno's ``validateConditionValuesKeyRequestOperation``)."""
+    key = cond.get("key")
+    if not isinstance(key, str) or key.replace(" ", "") != "{{request.operation}}":
+        return
+    value = cond.get("value")
+    if isinstance(value, str):
+        templated = len(value) >= 4 and value.startswith("{{") and value.endswith("}}")
+        bad = [] if templated or value in _OPERATIONS else [("value", value)]
+    elif isinstance(value, list):
+        bad = [(f"value/{i}", v) for i, v in enumerate(value) if not (isinstance(v, str) and v in _OPERATIONS)]
+    else:
+        problems.append((pointer + "/value", f"'value' field found to be of the type {_go_kind(value)}. "
+                         "The provided value/values are expected to be either in the form of a string or list"))
+        return
+    if bad:
+        where, item = bad[0]
+        problems.append((f"{pointer}/{where}", f"unknown value '{item}' found under the 'value' field. "
+                         "Only the following values are allowed: [CREATE, UPDATE, DELETE, CONNECT]"))
+
+
+def _go_kind(value: Any) -> str:
+    return "map" if isinstance(value, dict) else "bool" if isinstance(value, bool) else "float64"
+
+
+def check_context(entries: Any, problems: Problems, pointer: str, names: list[tuple[str, str]],
+                  *, nested: bool = False) -> None:
+    """Check context entries; appends (name, source type) of the declared ones to ``names``.
+
+    Kyverno validates the rule's own entries (``validateRuleContext``); the entries of a foreach
+    (``nested``) are only decoded, so for them only the shape is checked.
+    """
     if entries is None:
         return
     if not isinstance(entries, list):
         problems.append((pointer, "context must be a list"))
         return
-    import jmespath
-
     for i, entry in enumerate(entries):
         ep = f"{pointer}/{i}"
         if not isinstance(entry, dict):
             problems.append((ep, "context entry must be an object"))
             continue
         name = entry.get("name")
+        sources = [s for s in _CONTEXT_SOURCES if entry.get(s) is not None]
+        shape = [s for s in sources if not isinstance(entry[s], dict)]
+        for source in shape:
+            problems.append((f"{ep}/{source}", "must be an object"))
+        if nested:
+            names.extend((str(name), s) for s in sources)
+            continue
         if not isinstance(name, str) or not name:
             problems.append((ep + "/name", "context entry name is required"))
             continue
-        if any(name == r or name.startswith(r) for r in _RESERVED_CONTEXT):
-            problems.append((ep + "/name", f"context entry name {name!r} is reserved"))
-        sources = [s for s in _CONTEXT_SOURCES if entry.get(s) is not None]
+        reserved = next((r for r in _RESERVED_CONTEXT if name == r or name.startswith(r + ".")), None)
+        if reserved:
+            problems.append((ep + "/name", f"entry name {name} is invalid as it conflicts with a "
+                             f"pre-defined variable {reserved}"))
         if len(sources) != 1:
             problems.append((ep, "a context entry needs exactly one of " + ", ".join(_CONTEXT_SOURCES)))
             continue
-        source = sources[0]
-        body = entry[source]
-        if not isinstance(body, dict):
-            problems.append((f"{ep}/{source}", "must be an object"))
-            continue
-        if source == "variable":
-            if body.get("value") is None and not body.get("jmesPath"):
-                problems.append((f"{ep}/variable", "a variable needs value or jmesPath"))
-            if body.get("default") is not None and not body.get("jmesPath"):
-                problems.append((f"{ep}/variable/default", "default is allowed only with jmesPath"))
-        if source == "configMap" and (not body.get("name") or not body.get("namespace")):
-            problems.append((f"{ep}/configMap", "configMap needs name and namespace"))
-        expr = body.get("jmesPath")
-        if isinstance(expr, str) and expr and "{{" not in expr:
-            try:
-                jmespath.compile(expr)
-            except jmespath.exceptions.JMESPathError as exc:
-                problems.append((f"{ep}/{source}/jmesPath", f"invalid JMESPath {expr!r}: {exc}"))
-        names.append((name, source))
+        if not shape:
+            _check_source(sources[0], entry[sources[0]], problems, f"{ep}/{sources[0]}")
+        names.append((name, sources[0]))
 
 
-def _root_allowed(expr: str, contexts: list[tuple[str, str]]) -> bool:
-    expr = expr.lstrip("(! \t")
-    if not expr or not (expr[0].isalpha() or expr[0] in "_@"):
-        return True  # literals, multiselects and sub-expressions start elsewhere
-    if _BUILTIN_ROOT.match(expr):
-        return True
+def _check_source(source: str, body: dict, problems: Problems, pointer: str) -> None:
+    """The per-source checks of Kyverno's ``validateRuleContext``."""
+    from scanner.engine.jmespath_dialect import JMESPathError, compile_expression
+
+    if source == "variable":
+        if body.get("value") is None and not body.get("jmesPath"):
+            problems.append((pointer, "a variable needs value or jmesPath"))
+        if body.get("default") is not None and not body.get("jmesPath"):
+            problems.append((pointer + "/default", "default is allowed only with jmesPath"))
+    if source == "configMap" and (not body.get("name") or not body.get("namespace")):
+        problems.append((pointer, "configMap needs name and namespace"))
+    if source == "apiCall" and body.get("urlPath") and body.get("service") is not None:
+        problems.append((pointer, "a URLPath cannot be used for service API calls"))
+    if source == "imageRegistry":
+        _check_image_reference(body.get("reference"), problems, pointer + "/reference")
+    expr = body.get("jmesPath")
+    if isinstance(expr, str) and expr and not _VARIABLE.search(expr):
+        try:
+            compile_expression(expr)
+        except JMESPathError as exc:
+            problems.append((pointer + "/jmesPath", f"invalid JMESPath {expr!r}: {exc}"))
+
+
+def _check_image_reference(reference: Any, problems: Problems, pointer: str) -> None:
+    # imageref's reference.Parse (no default registry is added for a context entry)
+    from scanner.engine.imageref import ImageReferenceError
+    from scanner.engine.imageref import _parse as parse_reference
+
+    if not reference:
+        problems.append((pointer, "a ref is required for imageRegistry context entry"))
+    elif isinstance(reference, str) and not _VARIABLE.search(reference):
+        try:
+            parse_reference(reference)
+        except ImageReferenceError as exc:
+            problems.append((pointer, f"bad image: {reference}: {exc}"))
+
+
+def _context_patterns(contexts: list[tuple[str, str]]) -> list[str]:
+    """The wildcard patterns a declared context entry makes valid (``addContextVariables``)."""
+    patterns = []
     for name, source in contexts:
         if source == "configMap":
-            if expr == name or expr.startswith((f"{name}.data", f"{name}.metadata")):
-                return True
-        elif expr.startswith(name):
-            return True
-    return False
+            patterns += [f"{name}.data", f"{name}.metadata", f"{name}.data.*", f"{name}.metadata.*"]
+        else:
+            patterns.append(f"{name}*")
+    return patterns
+
+
+def _variable_allowed(expr: str, allowed: re.Pattern[str], patterns: list[str]) -> bool:
+    """Kyverno's mock context: the variable (quotes removed) must contain an allowed root anywhere, or
+    match a context pattern; a leading multi-select list is allowed when each of its identifiers is."""
+    def known(text: str) -> bool:
+        return bool(allowed.search(text)) or any(wildcard.match(p, text) for p in patterns)
+
+    query = expr.replace('"', "")
+    if known(query) or query.lstrip("(! \t").startswith(("'", "`")):
+        return True  # Kyverno refuses a literal-led expression too; it is kept valid here (a safe difference)
+    multi = _MULTI_SELECT.match(query)
+    return bool(multi) and all(known(i.strip()) for i in multi.group(1).split(",") if i.strip())
 
 
 def check_rule_variables(rule: dict, problems: Problems, pointer: str, background: bool,
@@ -160,13 +252,15 @@ def check_rule_variables(rule: dict, problems: Problems, pointer: str, backgroun
         for ptr, _expr in variables_in(rule.get(part), f"{pointer}/{part}"):
             problems.append((ptr, f"variables are not allowed in {part}"))
     body = {k: v for k, v in rule.items() if k not in ("match", "exclude", "name")}
+    allowed = _ALLOWED_BACKGROUND if background else _ALLOWED
+    patterns = _context_patterns(contexts)
     for ptr, expr in variables_in(body, pointer):
         in_rule = ptr[len(pointer):]  # Kyverno's path within the rule
         if expr.startswith("element") and "/foreach/" not in in_rule:
             problems.append((ptr, f"variable '{expr}' present outside of foreach at path {in_rule}"))
         if background and _USER_INFO_VAR.search("{" + expr):
             problems.append((ptr, f"variable {expr!r} is not allowed when background is true"))
-        if not _root_allowed(expr, contexts):
+        if not _variable_allowed(expr, allowed, patterns):
             problems.append((ptr, f"variable {expr!r} is not defined (not a built-in variable nor a context entry)"))
 
 
@@ -221,8 +315,7 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
         action = validate.get("failureAction")
         if action is not None and action not in ("Audit", "Enforce"):
             problems.append((pointer + "/validate/failureAction", "failureAction must be Audit or Enforce"))
-        elements = [k for k in ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "assert")
-                    if (validate.get(k) is not None and validate.get(k) != {}) or (k == "deny" and "deny" in validate)]
+        elements = [k for k in _ELEMENTS if validate.get(k) is not None]
         manifests = validate.get("manifests")
         if isinstance(manifests, dict) and manifests.get("attestors"):
             elements.append("manifests")
@@ -232,9 +325,58 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
                              f" (found {', '.join(elements)})"))
         elif not elements and rule.get("validate"):
             problems.append((pointer + "/validate", "one of pattern, anyPattern, deny, foreach, cel must be specified"))
+        if validate.get("anyPattern") is not None and not isinstance(validate["anyPattern"], list):
+            problems.append((pointer + "/validate/anyPattern", "failed to deserialize anyPattern, expect array"))
         if validate.get("cel") and rule.get("context"):
             problems.append((pointer + "/context", "CEL rules cannot have context entries"))
+        if rule.get("celPreconditions") is not None and validate.get("cel") is None:
+            problems.append((pointer + "/celPreconditions", "celPrecondition can only be used with validate.cel"))
+        if isinstance(validate.get("cel"), dict):
+            _check_cel_shape(validate["cel"], problems, pointer + "/validate/cel")
+        foreach = validate.get("foreach")
+        for i, entry in enumerate(foreach if isinstance(foreach, list) else []):
+            if isinstance(entry, dict):
+                _check_foreach_entry(entry, problems, f"{pointer}/validate/foreach/{i}")
+    if rule.get("imageExtractors") is not None and not rule.get("verifyImages"):
+        problems.append((pointer + "/imageExtractors", "imageExtractors can only be defined for verifyImages rule"))
     return True
+
+
+def _check_foreach_entry(entry: dict, problems: Problems, pointer: str) -> None:
+    """A rule's own foreach entries need a list and one validation (``validateForEach``)."""
+    if not entry.get("list"):
+        problems.append((pointer + "/list", "foreach.list is required"))
+    nested = entry.get("foreach")
+    found = [k for k in ("pattern", "anyPattern", "deny") if entry.get(k) is not None]
+    found += ["foreach"] if isinstance(nested, list) and nested else []
+    if not found:
+        problems.append((pointer, "one of pattern, anyPattern, deny, or a nested foreach must be specified"))
+    elif len(found) > 1:
+        problems.append((pointer, "only one of pattern, anyPattern, deny, or a nested foreach can be specified"))
+
+
+def _check_cel_shape(cel: dict, problems: Problems, pointer: str) -> None:
+    """The required fields of a CEL sub-rule's parameters and audit annotations (Kyverno's validate factory)."""
+    kind, ref = cel.get("paramKind"), cel.get("paramRef")
+    if isinstance(kind, dict):
+        for key in ("apiVersion", "kind"):
+            if not kind.get(key):
+                problems.append((f"{pointer}/paramKind/{key}", f"cel.paramKind.{key} is required"))
+        if ref is None:
+            problems.append((pointer + "/paramRef", "cel.paramRef is required"))
+    if isinstance(ref, dict):
+        if bool(ref.get("name")) == (ref.get("selector") is not None):
+            problems.append((pointer + "/paramRef", "one of cel.paramRef.name or cel.paramRef.selector must be set"))
+        if ref.get("parameterNotFoundAction") is None:
+            problems.append((pointer + "/paramRef/parameterNotFoundAction",
+                             "cel.paramRef.parameterNotFoundAction is required"))
+        if kind is None:
+            problems.append((pointer + "/paramKind", "cel.paramKind is required"))
+    annotations = cel.get("auditAnnotations")
+    for i, annotation in enumerate(annotations if isinstance(annotations, list) else []):
+        for key in ("key", "valueExpression"):
+            if isinstance(annotation, dict) and not annotation.get(key):
+                problems.append((f"{pointer}/auditAnnotations/{i}/{key}", f"cel.auditAnnotation.{key} is required"))
 
 
 def _override_conflict(names: dict[str, set[str]], patterns: dict[str, set[str]]) -> str | None:
@@ -351,10 +493,71 @@ def check_namespaced_filters(rule: dict, problems: Problems, pointer: str) -> No
 
 
 def check_match_exclude_conflict(rule: dict, problems: Problems, pointer: str) -> None:
-    """A rule whose exclude.any repeats one of its match.any filters matches an empty set."""
+    """A rule whose exclude block covers all its match block selects nothing (``ValidateMatchExcludeConflict``):
+    an ``exclude.any`` filter repeating a ``match.any`` filter, or a legacy exclude block at least as wide
+    as the legacy match block."""
     match, exclude = rule.get("match"), rule.get("exclude")
     if not isinstance(match, dict) or not isinstance(exclude, dict) or match.get("all") or exclude.get("all"):
         return
     matched, excluded = match.get("any"), exclude.get("any")
-    if isinstance(matched, list) and isinstance(excluded, list) and any(f in excluded for f in matched):
+    if matched and excluded:
+        if isinstance(matched, list) and isinstance(excluded, list) and any(f in excluded for f in matched):
+            problems.append((pointer, "rule is matching an empty set"))
+        return
+    if not _unset(exclude) and _legacy_exclude_covers(match, exclude):
         problems.append((pointer, "rule is matching an empty set"))
+
+
+def _unset(block: dict) -> bool:
+    """Go's zero ``MatchResources``: no field set (a ``resources`` block counts when one of its fields is)."""
+    resources = block.get("resources")
+    fields = {**block, **resources} if isinstance(resources, dict) else block
+    return all(v in (None, "") for k, v in fields.items() if k != "resources" or not isinstance(v, dict))
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _canonical(items: Any, keys: tuple[str, ...]) -> list[str]:
+    """JSON forms of subjects or selector requirements, compared as Kyverno compares their encodings."""
+    return [json.dumps({k: i[k] for k in keys if i.get(k)}, sort_keys=True)
+            for i in (items if isinstance(items, list) else []) if isinstance(i, dict)]
+
+
+def _covers(excluded: list[str], matched: list[str]) -> bool:
+    """An exclude list restricts nothing it does not repeat: empty, or holding every matched value."""
+    return not excluded or (bool(matched) and set(matched) <= set(excluded))
+
+
+def _legacy_exclude_covers(match: dict, exclude: dict) -> bool:
+    mr, er = _resources(match), _resources(exclude)
+    for key in ("roles", "clusterRoles"):
+        if not _covers(_strings(exclude.get(key)), _strings(match.get(key))):
+            return False
+    subjects = [_canonical(block.get("subjects"), _SUBJECT_KEYS) for block in (exclude, match)]
+    if not _covers(*subjects):
+        return False
+    if er.get("name") and not wildcard.match(str(er["name"]), str(mr.get("name") or "")):
+        return False
+    if _strings(er.get("names")):
+        return any(wildcard.match(e, m) for m in _strings(mr.get("names")) for e in _strings(er["names"]))
+    for key in ("namespaces", "kinds"):
+        if not _covers(_strings(er.get(key)), _strings(mr.get(key))):
+            return False
+    for key in ("selector", "namespaceSelector"):
+        ms, es = mr.get(key), er.get(key)
+        if (ms is None) != (es is None):
+            return False
+        if isinstance(ms, dict) and isinstance(es, dict) and not _selector_covers(ms, es):
+            return False
+    return mr.get("annotations") == er.get("annotations")
+
+
+def _selector_covers(matched: dict, excluded: dict) -> bool:
+    if not _covers(_canonical(excluded.get("matchExpressions"), _REQUIREMENT_KEYS),
+                   _canonical(matched.get("matchExpressions"), _REQUIREMENT_KEYS)):
+        return False
+    excluded_labels, matched_labels = excluded.get("matchLabels") or {}, matched.get("matchLabels") or {}
+    return not excluded_labels or (bool(matched_labels) and all(
+        excluded_labels.get(k) == v for k, v in matched_labels.items()))
