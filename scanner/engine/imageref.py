@@ -83,7 +83,7 @@ def _digest_error(digest: str) -> str | None:
     return None if _LOWER_HEX.fullmatch(encoded) else "invalid checksum digest format"
 
 
-def _parse(name: str) -> tuple[str, str, str, str]:
+def parse_reference(name: str) -> tuple[str, str, str, str]:
     """``reference.Parse``: domain, path, tag and digest, or ``ImageReferenceError`` with its reason."""
     m = _REFERENCE.fullmatch(name)
     if m is None:
@@ -106,7 +106,7 @@ def parse_image(image: str) -> ImageInfo:
     """Parse ``image``; ``ImageReferenceError`` (Kyverno's message) if it is not a valid reference."""
     full = f"{DEFAULT_REGISTRY}/{image}" if _needs_default_registry(image) else image
     try:
-        registry, path, tag, digest = _parse(full)
+        registry, path, tag, digest = parse_reference(full)
     except ImageReferenceError as exc:
         raise ImageReferenceError(f"bad image: {full}, defaultRegistry: {DEFAULT_REGISTRY}, "
                                   f"enableDefaultRegistryMutation: true: {exc}") from None

@@ -210,8 +210,7 @@ def _check_source(source: str, body: dict, problems: Problems, pointer: str) -> 
 
 def _check_image_reference(reference: Any, problems: Problems, pointer: str) -> None:
     # imageref's reference.Parse (no default registry is added for a context entry)
-    from scanner.engine.imageref import ImageReferenceError
-    from scanner.engine.imageref import _parse as parse_reference
+    from scanner.engine.imageref import ImageReferenceError, parse_reference
 
     if not reference:
         problems.append((pointer, "a ref is required for imageRegistry context entry"))
