@@ -2,9 +2,10 @@
 
 Library: ``cel-expr-python`` (Google's CEL C++ implementation). The environment declares
 the admission-policy variables as ``dyn`` and loads the optional-types, strings and
-bindings extensions; Kyverno's ``variables`` and ``orValue`` behaviour are source rewrites
-(``cel_rewrite``). Evaluation is bounded by the runtime's comprehension iteration budget
-(10,000 iterations per evaluated expression): a runaway expression stops with an error.
+bindings extensions and the Kubernetes lists and regex libraries (``cel_kubernetes``);
+Kyverno's ``variables`` and ``orValue`` behaviour are source rewrites (``cel_rewrite``).
+Evaluation is bounded by the runtime's comprehension iteration budget (10,000 iterations
+per evaluated expression): a runaway expression stops with an error.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
+from scanner.engine import cel_kubernetes, cel_regex
 from scanner.engine.types import RuleStatus
 
 # the root variables of an admission-policy expression (spec 12.2); ``authorizer`` is left
@@ -23,7 +25,8 @@ from scanner.engine.types import RuleStatus
 ROOT_VARIABLES = ("object", "oldObject", "request", "namespaceObject", "params")
 
 # functions and variables of the Kubernetes CEL environment the C++ runtime lacks (the
-# Kubernetes libraries and cel-go's two-variable comprehensions); named in compile errors
+# Kubernetes libraries built on opaque types, see ``cel_kubernetes``, the sets extension
+# and cel-go's two-variable comprehensions); named in compile errors
 KUBERNETES_LIBRARY = frozenset(
     {
         "quantity",
@@ -36,12 +39,6 @@ KUBERNETES_LIBRARY = frozenset(
         "isCIDR",
         "semver",
         "isSemver",
-        "find",
-        "findAll",
-        "isSorted",
-        "sum",
-        "min",
-        "max",
         "sets",
         "format",
         "image",
@@ -52,10 +49,6 @@ KUBERNETES_LIBRARY = frozenset(
         "transformMapEntry",
     }
 )
-
-# list functions of the Kubernetes lists library whose names the strings extension also
-# declares: a call that fits no string overload is taken for the list one
-LIST_FUNCTIONS_SHARED_WITH_STRINGS = ("indexOf", "lastIndexOf")
 
 # comprehension macros that also take a two-variable form (cel-go ``TwoVarComprehensions``)
 _TWO_VARIABLE_COMPREHENSION = re.compile(
@@ -102,12 +95,15 @@ def environment() -> Any:
     global _ENV
     if _ENV is None:
         _ENV = _cel.NewEnv(
+            config=cel_kubernetes.checker_config(),
             variables={name: _cel.Type.DYN for name in ROOT_VARIABLES},
             extensions=[
                 ext_optional.ExtOptional(),
                 ext_strings.ExtStrings(STRINGS_VERSION),
                 ext_bindings.ExtBindings(),
+                cel_kubernetes.extension(),
             ],
+            function_impls=cel_kubernetes.function_impls(),
         )
     return _ENV
 
@@ -137,8 +133,9 @@ def compile_program(text: str, *, expect: str | None = None) -> Any:
     requires that result type (or ``dyn``).
 
     The C++ checker lacks the cross-type numeric comparisons Kubernetes enables
-    (``int < double``); a text rejected only for an operator overload is compiled without
-    the type check, and the runtime, which has those comparisons, decides.
+    (``int < double``); a text rejected only for an overload (not one of the Kubernetes
+    library functions, whose overloads are Kubernetes' own) is compiled without the type
+    check, and the runtime, which has those comparisons, decides.
     """
     env = environment()
     try:
@@ -148,17 +145,19 @@ def compile_program(text: str, *, expect: str | None = None) -> Any:
         undeclared = re.findall(r"undeclared reference to '([^']+)'", message)
         if (unsupported := _unsupported_feature(text, message, undeclared)) is not None:
             raise CelCompileError(f"not supported: {unsupported}") from e
-        if undeclared or "no matching overload" not in message:
+        if undeclared or "no matching overload" not in message or cel_kubernetes.rejected_call(message):
             raise CelCompileError(message) from e
         try:
-            return env.compile(text, disable_check=True)
+            program = env.compile(text, disable_check=True)
         except RuntimeError as e2:  # pragma: no cover - parsed above already
             raise CelCompileError(_clean(str(e2), keep_position=False)) from e2
-    if expect is not None:
-        result = program.return_type()
-        wanted = _cel.Type.BOOL if expect == "bool" else _cel.Type.STRING
-        if result != wanted and result != _cel.Type.DYN:
-            raise CelCompileError(f"expression must evaluate to {expect}, not {result.name()}")
+    else:
+        if expect is not None:
+            result = program.return_type()
+            wanted = _cel.Type.BOOL if expect == "bool" else _cel.Type.STRING
+            if result != wanted and result != _cel.Type.DYN:
+                raise CelCompileError(f"expression must evaluate to {expect}, not {result.name()}")
+    _check_pattern_literals(text)
     return program
 
 
@@ -170,10 +169,16 @@ def _unsupported_feature(text: str, message: str, undeclared: list[str]) -> str 
     for name in undeclared:
         if name in KUBERNETES_LIBRARY or name.split(".")[-1] in KUBERNETES_LIBRARY:
             return f"CEL function or variable {name!r} (Kubernetes CEL library)"
-    for name in re.findall(r"no matching overload for '([^']+)' applied to '\(list", message):
-        if name in LIST_FUNCTIONS_SHARED_WITH_STRINGS:
-            return f"CEL function {name!r} on lists (Kubernetes CEL library)"
-    return None
+    return cel_kubernetes.unsupported_overload(message)
+
+
+def _check_pattern_literals(text: str) -> None:
+    """Compile the string-literal patterns of ``find``/``findAll`` calls, as Kubernetes
+    does when it creates the program."""
+    for literal in cel_regex.pattern_literals(text):
+        pattern = environment().compile(literal).eval().value()
+        if isinstance(pattern, str) and (error := cel_regex.pattern_error(pattern)) is not None:
+            raise CelCompileError(error)
 
 
 def activation(data: dict[str, Any]) -> Any:
@@ -183,31 +188,29 @@ def activation(data: dict[str, Any]) -> Any:
 
 
 class CelUnsupportedError(Exception):
-    """An expression reached, at run time, a Kubernetes CEL library function the runtime lacks."""
-
-
-_LIST_CALL = re.compile(r"no such overload: \(list\)\.(\w+)\(")
+    """An expression met, at run time, a value a Kubernetes CEL library function cannot
+    handle exactly on this runtime (see ``cel_kubernetes``)."""
 
 
 def run(program: Any, bound: Any) -> CelOutcome:
     """Evaluate a compiled program against an activation; errors become text.
 
-    Raises ``CelUnsupportedError`` when a value only known at run time to be a list meets a
-    list function of the Kubernetes library (``indexOf``, ``lastIndexOf``)."""
+    Raises ``CelUnsupportedError`` when a Kubernetes library function met a value it
+    cannot handle exactly (durations and timestamps in list functions, regular
+    expressions ``re2`` cannot bound), even if the expression absorbed the error."""
+    cel_kubernetes.reset_unsupported()
     try:
         result = program.eval(bound)
     except RuntimeError as e:
-        return _checked(error_text(str(e)))
-    kind = result.type()
-    if kind == _cel.Type.ERROR:
-        return _checked(error_text(str(result.value())))
-    return CelOutcome(value=result.plain_value())
-
-
-def _checked(error: str) -> CelOutcome:
-    if (m := _LIST_CALL.match(error)) and m.group(1) in LIST_FUNCTIONS_SHARED_WITH_STRINGS:
-        raise CelUnsupportedError(f"not supported: CEL function {m.group(1)!r} on lists (Kubernetes CEL library)")
-    return CelOutcome(error=error)
+        outcome = CelOutcome(error=error_text(str(e)))
+    else:
+        if result.type() == _cel.Type.ERROR:
+            outcome = CelOutcome(error=error_text(str(result.value())))
+        else:
+            outcome = CelOutcome(value=result.plain_value())
+    if (unsupported := cel_kubernetes.take_unsupported()) is not None:
+        raise CelUnsupportedError(unsupported)
+    return outcome
 
 
 _KEY = re.compile(r'Key not found in map : "?(.*?)"?$')
