@@ -95,7 +95,8 @@ def _blocks_autogen(f: dict) -> bool:
 
 
 def autogen_controllers(policy: dict) -> frozenset[str]:
-    """The controller kinds autogen applies to for this policy (empty when disabled)."""
+    """The controller kinds autogen applies to for this policy (empty when disabled, or when no
+    rule is generated: computeRules then keeps every declared rule, ``autogen-`` ones included)."""
     spec = policy.get("spec") or {}
     rules = [r for r in (spec.get("rules") or []) if isinstance(r, dict)]
     mentions = False
@@ -107,7 +108,7 @@ def autogen_controllers(policy: dict) -> frozenset[str]:
                 if _blocks_autogen(f):
                     return frozenset()
                 mentions = mentions or not _POD_AND_CONTROLLERS.isdisjoint(_kinds(f))
-    if not mentions:
+    if not mentions or not any(can_generate(rule) for rule in rules):
         return frozenset()
     annotations = (policy.get("metadata") or {}).get("annotations") or {}
     value = annotations.get("pod-policies.kyverno.io/autogen-controllers")
@@ -130,7 +131,7 @@ def can_generate(rule: dict) -> bool:
     if not isinstance(name, str) or name.startswith("autogen-"):
         return False
     validate = rule.get("validate")
-    if not isinstance(validate, dict) or not any(validate.get(k) is not None for k in _SUBRULES):
+    if not isinstance(validate, dict) or _subrule(validate) is None:
         return False
     match_kinds = [k for f in _filters(rule.get("match")) for k in _kinds(f)]
     if not any(_is_pod(k) for k in match_kinds):
@@ -139,17 +140,26 @@ def can_generate(rule: dict) -> bool:
     return not exclude_kinds or any(_is_pod(k) for k in exclude_kinds)
 
 
+def _subrule(validate: dict) -> str | None:
+    """The validate part autogen carries over: the first one present (foreach only when it has entries)."""
+    for key in _SUBRULES:
+        value = validate.get(key)
+        if value is not None and (key != "foreach" or value):
+            return key
+    return None
+
+
 def _replace_kinds(block: Any, new_kinds: list[str], cronjob: bool, legacy_only_with_kinds: bool) -> Any:
+    """The kinds rewrite of generateRule: in ``any``/``all`` the filters naming Pod (for the CronJob
+    rule, which is built from the controllers rule, every filter); else the legacy block, whose
+    exclude kinds are only replaced when it has some."""
     if not isinstance(block, dict):
         return block
     block = copy.deepcopy(block)
     for mode in ("any", "all"):
         if isinstance(block.get(mode), list):
             for f in block[mode]:
-                if not isinstance(f, dict):
-                    continue
-                kinds = _kinds(f)
-                if (cronjob or any(_is_pod(k) for k in kinds)) and (kinds or not legacy_only_with_kinds):
+                if isinstance(f, dict) and (cronjob or any(_is_pod(k) for k in _kinds(f))):
                     f.setdefault("resources", {})["kinds"] = list(new_kinds)
             return block
     kinds = _kinds(block)
@@ -166,16 +176,15 @@ def generate_rule(rule: dict, controllers: frozenset[str], target: str) -> dict 
         kinds = [_GVK["CronJob"]]
         name = f"autogen-cronjob-{rule['name']}"
     else:
-        chosen = [k for k in POD_CONTROLLERS if k in controllers and k != "CronJob"]
+        chosen = sorted(k for k in controllers if k != "CronJob")  # splitKinds sorts them
         if not chosen:
             return None
         kinds = [_GVK[k] for k in chosen]
         name = f"autogen-{rule['name']}"
     validate = dict(rule["validate"])
-    for key in _SUBRULES:
-        if validate.get(key) is not None:
-            chosen_sub = key
-            break
+    chosen_sub = _subrule(validate)
+    if chosen_sub is None:
+        return None
     keep = {"message", "failureAction", "failureActionOverrides", "allowExistingViolations"}
     new_validate = {k: v for k, v in validate.items() if k in keep}
     new_validate[chosen_sub] = copy.deepcopy(validate[chosen_sub])
