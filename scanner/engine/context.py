@@ -3,16 +3,20 @@
 The context is a JSON tree (request, images, values, context entries, foreach elements)
 kept as a persistent structure: every change copies the path it touches, so a checkpoint
 is just a reference and restoring is an assignment. Context entries are loaded lazily, the
-first time an evaluated expression mentions their name. External data (ConfigMaps, API
-calls, registries, global context) comes through a ``ContextLoader``; the engine does no I/O.
+first time an evaluated expression mentions their name, as Kyverno's deferred loaders are
+(``pkg/engine/context/deferred.go``), and their JSON counts against Kyverno's context size
+limit. External data (ConfigMaps, API calls, registries, global context) comes through a
+``ContextLoader``; the engine does no I/O.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
+from scanner.engine.gofmt import sprint, to_json, type_name
 from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath_dialect import (
     Evaluator,
@@ -148,16 +152,28 @@ _OMITTED_WHEN_EMPTY = frozenset({"registry", "tag", "digest"})
 
 
 def _service_account(username: str) -> tuple[str, str]:
-    """Namespace and name of a ``system:serviceaccount:<ns>:<name>`` user (the first two
-    fields after the prefix, as Kyverno reads them), else empty strings."""
-    if not username.startswith(_SERVICE_ACCOUNT_PREFIX):
-        return "", ""
-    fields = username[len(_SERVICE_ACCOUNT_PREFIX):].split(":")
+    """Namespace and name of a ``system:serviceaccount:<ns>:<name>`` user, as Kyverno's
+    ``AddServiceAccount`` reads them: the first two ``:`` fields after the prefix's length (the
+    prefix itself is not checked), else empty strings."""
+    rest = username.encode()[len(_SERVICE_ACCOUNT_PREFIX):].decode(errors="replace")
+    fields = rest.split(":")
     return (fields[0], fields[1]) if len(fields) >= 2 else ("", "")
 
 
+@lru_cache(maxsize=1024)
 def _mention(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?:^|[^\w.]){re.escape(name)}\b")
+    """Kyverno's deferred-loader matcher (``deferred.go``): the name at the start or after a character
+    that is not an ASCII letter, digit or ``.``, then an ASCII word boundary."""
+    return re.compile(rf"(?:^|[^.0-9A-Za-z]){re.escape(name)}\b", re.ASCII)
+
+
+_IMAGES = _mention("images")  # Kyverno's images loader, registered before every context entry
+MAX_CONTEXT_SIZE = 2 * 1024 * 1024  # context.go DefaultMaxContextSize
+
+
+def _raw_json(value: Any) -> str:
+    """Go's ``%v`` of a policy's raw JSON field (``*apiextensionsv1.JSON``): the bytes of its JSON."""
+    return "&{[" + " ".join(str(b) for b in to_json(value).encode()) + "]}"
 
 
 @dataclass(slots=True)
@@ -165,6 +181,7 @@ class _Pending:
     name: str
     entry: dict
     pattern: re.Pattern[str]
+    order: int  # registration order: an entry that is loading may load only earlier ones
 
 
 @dataclass(slots=True)
@@ -177,9 +194,14 @@ class VariableContext:
     rule_values: dict[str, Any] = field(default_factory=dict)
     delete: bool = False
     policy_namespace: str = ""
-    _pending: list[_Pending] = field(default_factory=list)
+    _pending: list[_Pending] = field(default_factory=list)  # registered and not loaded
+    _matched: set[int] = field(default_factory=set)  # tried since the last restore (Kyverno's "matched")
+    _registered: int = 0
+    _bound: int | None = None  # while an entry loads: only entries registered before it may load
+    _size: int = 0  # JSON bytes of the loaded entries; never given back (context.go contextSize)
     _resource: dict | None = None
-    _images_done: bool = False
+    _images: dict | ImageReferenceError | None = None  # computed once per resource
+    _images_done: bool = False  # merged into the tree since the last restore
 
     @classmethod
     def for_resource(
@@ -222,8 +244,12 @@ class VariableContext:
         return self.tree, list(self._pending), self.rule_values
 
     def restore(self, state: tuple[dict, list[_Pending], dict[str, Any]]) -> None:
+        """Back to a checkpoint: entries pending then may load again (Kyverno reloads loaded entries
+        and clears every loader's "matched" mark), and so may the images."""
         self.tree, pending, self.rule_values = state
         self._pending = list(pending)
+        self._matched.clear()
+        self._images_done = False
 
     def set(self, key: str, value: Any) -> None:
         self.tree = set_path(self.tree, [key], value, merge=False)
@@ -237,25 +263,43 @@ class VariableContext:
         self.apply_rule_values()
         for entry in entries or []:
             name = str(entry.get("name"))
-            self._pending.append(_Pending(name, entry, _mention(name)))
+            self._registered += 1
+            self._pending.append(_Pending(name, entry, _mention(name), self._registered))
 
     # -- evaluation ----------------------------------------------------------------------
 
     def _prepare(self, text: str) -> None:
-        if not self._images_done and "images" in text and self._resource is not None:
+        """Load what ``text`` mentions, as Kyverno's ``LoadMatching``: the images first, then the
+        pending entries in registration order, each tried once until the next restore. While an
+        entry loads, only entries registered before it may load; the bound in force when this call
+        started holds for the whole call, and any finished load lifts it for later calls
+        (``deferred.go``: ``setLevelAndIndex(-1, -1)``)."""
+        bound = self._bound
+        if (not self._images_done and self._resource is not None and "images" in text
+                and _IMAGES.search(text)):
             self._images_done = True
-            try:
-                images = compute_images(self._resource)
-            except ImageReferenceError as exc:
-                raise ContextError(f"failed to add image variables to context: {exc}") from exc
+            self._bound = None
+            images = self._image_variables()
             if images:
-                self.tree = set_path(self.tree, ["images"], images, merge=False)
+                self.tree = set_path(self.tree, ["images"], images)
         while self._pending:
-            hit = next((p for p in self._pending if p.pattern.search(text)), None)
+            hit = next((p for p in self._pending if p.order not in self._matched
+                        and (bound is None or p.order < bound) and p.pattern.search(text)), None)
             if hit is None:
                 return
-            self._pending.remove(hit)
+            self._matched.add(hit.order)
             self._load(hit)
+            self._pending.remove(hit)
+
+    def _image_variables(self) -> dict:
+        if self._images is None:
+            try:
+                self._images = compute_images(self._resource or {}) or {}
+            except ImageReferenceError as exc:
+                self._images = exc
+        if isinstance(self._images, ImageReferenceError):
+            raise ContextError(str(self._images))  # the loader's error, as Query returns it
+        return self._images
 
     def _ready(self, text: str) -> str:
         """``text`` as evaluated (``request.object`` is the old object on DELETE), with the
@@ -296,9 +340,10 @@ class VariableContext:
 
     def _load(self, pending: _Pending) -> None:
         entry, name = pending.entry, pending.name
+        self._bound = pending.order
         try:
             if entry.get("variable") is not None:
-                self.tree = set_path(self.tree, [name], self._variable(entry["variable"]), merge=False)
+                self._store(name, self._variable(name, entry["variable"]), replace=True)
             elif entry.get("configMap") is not None:
                 self._config_map(name, entry["configMap"])
             elif entry.get("apiCall") is not None:
@@ -312,49 +357,109 @@ class VariableContext:
                     )
         except (SubstitutionError, JMESPathError) as exc:
             raise ContextError(f"failed to load context entry {name!r}: {exc}") from exc
+        finally:
+            self._bound = None
 
-    def _variable(self, spec: dict) -> Any:
-        value = self.substitute(spec.get("value")) if "value" in spec else None
-        expr = spec.get("jmesPath")
-        default = self.substitute(spec.get("default")) if "default" in spec else None
-        has_default = spec.get("default") is not None
-        if expr:
-            expr = self.substitute(expr)
-            if spec.get("value") is not None:
-                try:
-                    result = self.evaluator.search(compile_expression(expr), value)
-                except JMESPathError:
-                    if not has_default:
-                        raise
-                    result = default
+    def _store(self, name: str, value: Any, *, replace: bool = False) -> None:
+        """Kyverno's ``AddContextEntry`` (maps merge) or ``ReplaceContextEntry``: the entries' JSON
+        sizes add up to at most ``MAX_CONTEXT_SIZE`` bytes."""
+        size = self._size + len(to_json(value).encode())
+        if size > MAX_CONTEXT_SIZE:
+            raise ContextError(f"context size limit exceeded: {size} bytes exceeds limit of {MAX_CONTEXT_SIZE} bytes")
+        self._size = size
+        self.tree = set_path(self.tree, [name], value, merge=not replace)
+
+    def _variable(self, name: str, spec: dict) -> Any:
+        """``loaders/variable.go``: ``jmesPath``, ``default`` and ``value`` are substituted in that
+        order; a value with a path is searched (an error gives the default), else the path is
+        queried (an error or null gives the default); a null result is an error."""
+        path = ""
+        if spec.get("jmesPath"):
+            raw = spec["jmesPath"]
+            try:
+                path = self.substitute(raw)
+            except SubstitutionError as exc:
+                raise ContextError(f"failed to substitute variables in context entry {name} {raw}: {exc}") from exc
+            if not isinstance(path, str):
+                raise ContextError(f"jmespath value must be a string {name} {raw}: <nil>")
+        default = self._entry_field(name, spec.get("default"))
+        output = default
+        if spec.get("value") is not None:
+            value = self._entry_field(name, spec["value"])
+            if not path:
+                output = value
             else:
                 try:
-                    result = self.search(expr)
-                except JMESPathError:
-                    if not has_default:
-                        raise
-                    result = default
-                if result is None and has_default:
-                    result = default
-        else:
-            result = value
-        if result is None:
-            raise ContextError("variable evaluated to nil")
-        return result
+                    output = self._apply(path, value)
+                except JMESPathError as exc:
+                    if default is None:
+                        message = f"failed to apply jmespath {path} to variable {sprint(value)}: {exc}"
+                        raise ContextError(message) from exc
+        elif path:
+            try:
+                result = self.query(path)
+            except (JMESPathError, ContextError) as exc:
+                if default is None:
+                    raise ContextError(f"failed to apply jmespath {path} to variable <nil>: {exc}") from exc
+            else:
+                if result is not None:
+                    output = result
+        if output is None:
+            raise ContextError(f"failed to add context entry for variable {name} since it evaluated to nil")
+        return output
+
+    def _entry_field(self, name: str, raw: Any) -> Any:
+        """A substituted ``value`` or ``default`` (None when absent)."""
+        if raw is None:
+            return None
+        try:
+            return self.substitute(raw)
+        except SubstitutionError as exc:
+            message = f"failed to substitute variables in context entry {name} {_raw_json(raw)}: {exc}"
+            raise ContextError(message) from exc
+
+    def _apply(self, path: str, value: Any) -> Any:
+        try:
+            expression = compile_expression(path)
+        except JMESPathError as exc:
+            raise JMESPathError(f"failed to compile JMESPath: {path}, error: {exc}") from exc
+        return self.evaluator.search(expression, value)
 
     def _config_map(self, name: str, spec: dict) -> None:
+        """``loaders/configmap.go``; a namespaced policy reads only its own namespace. Offline the
+        source is asked before that check: asking has no side effect, and a missing source means
+        the entry is skipped, as the CLI registers no loader then."""
         if self.loader is None:
             return  # offline without a ConfigMap source: values-file data stays visible
-        cm_name = str(self.substitute(spec.get("name") or ""))
-        namespace = str(self.substitute(spec.get("namespace") or "") or self.policy_namespace or "default")
         try:
-            found = self.loader.config_map(cm_name, namespace)
-        except NotServed:
-            return
-        if found is None:
-            raise ContextError(f"failed to get configmap {namespace}/{cm_name}: not found")
-        data = {"data": found.get("data") or {}, "metadata": found.get("metadata") or {}}
-        self.tree = set_path(self.tree, [name], data)
+            cm_name = self._config_map_field(name, spec, "name")
+            namespace = self._config_map_field(name, spec, "namespace") or self.policy_namespace or "default"
+            try:
+                found = self.loader.config_map(cm_name, namespace)
+            except NotServed:
+                return
+            if self.policy_namespace and namespace != self.policy_namespace:
+                raise ContextError(f'context entry {name}: configMap namespace "{namespace}" is different '
+                                   f'from policy namespace "{self.policy_namespace}"')
+            if found is None:
+                raise ContextError(f'failed to get configmap {namespace}/{cm_name} : configmaps "{cm_name}" not found')
+        except ContextError as exc:
+            raise ContextError(f"failed to retrieve config map for context entry {name}: {exc}") from exc
+        try:
+            self._store(name, {"data": found.get("data"), "metadata": found.get("metadata") or {}})
+        except ContextError as exc:
+            raise ContextError(f"failed to add config map for context entry {name}: {exc}") from exc
+
+    def _config_map_field(self, name: str, spec: dict, key: str) -> str:
+        raw = spec.get(key) or ""
+        failed = f"failed to substitute variables in context {name} configMap.{key} {raw}"
+        try:
+            value = self.substitute(raw)
+        except SubstitutionError as exc:
+            raise ContextError(f"{failed}: {exc}") from exc
+        if not isinstance(value, str):
+            raise ContextError(f"{failed}: expected string, got {type_name(value)}")
+        return value
 
     def _api_call(self, name: str, spec: dict) -> None:
         if self.loader is None:
@@ -371,10 +476,9 @@ class VariableContext:
         except (ContextError, SubstitutionError):
             if spec.get("default") is None:
                 raise
-            self.tree = set_path(self.tree, [name], spec["default"])
+            self._store(name, spec["default"])
             return
         expr = spec.get("jmesPath")
         if expr:
             response = self.evaluator.search(compile_expression(self.substitute(expr)), response)
-        self.tree = set_path(self.tree, [name], response)
-
+        self._store(name, response)
