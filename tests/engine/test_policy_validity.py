@@ -6,23 +6,9 @@ import pytest
 
 from scanner.engine.policy import InvalidPolicyError, parse_policy
 
-from .conftest import y
+from .conftest import policy
 
 PATTERN = "{pattern: {metadata: {labels: {team: '?*'}}}}"
-
-
-def policy(rules: str, spec_extra: str = "", kind: str = "ClusterPolicy") -> dict:
-    namespace = ", namespace: team" if kind == "Policy" else ""
-    doc = y(f"""
-apiVersion: kyverno.io/v1
-kind: {kind}
-metadata: {{name: p{namespace}}}
-spec:
-  rules: {rules}
-""")
-    if spec_extra:
-        doc["spec"].update(y(spec_extra))
-    return doc
 
 
 def rule(match: str = "{any: [{resources: {kinds: [Pod]}}]}", validate: str = PATTERN, extra: str = "") -> str:

@@ -25,7 +25,7 @@ import pytest
 
 from scanner.engine.policy import InvalidPolicyError, parse_policy
 
-from .conftest import y
+from .conftest import policy
 
 POD = "{any: [{resources: {kinds: [Pod]}}]}"
 PATTERN = "{pattern: {metadata: {labels: {team: '?*'}}}}"
@@ -33,22 +33,6 @@ STAR = "{any: [{resources: {kinds: ['*']}}]}"
 NO_BG = "{background: false}"
 OVERRIDES = "/spec/validationFailureActionOverrides"
 RULE = "/spec/rules/0"
-
-
-def policy(rules: str, spec_extra: str = "", kind: str = "ClusterPolicy", meta: str = "") -> dict:
-    namespace = ", namespace: team" if kind == "Policy" else ""
-    doc = y(f"""
-apiVersion: kyverno.io/v1
-kind: {kind}
-metadata: {{name: p{namespace}}}
-spec:
-  rules: {rules}
-""")
-    if meta:
-        doc["metadata"].update(y(meta))
-    if spec_extra:
-        doc["spec"].update(y(spec_extra))
-    return doc
 
 
 def rule(match: str = POD, validate: str = PATTERN, extra: str = "", name: str = "r") -> str:
