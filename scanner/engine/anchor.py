@@ -51,7 +51,3 @@ def unknown_anchor(key: str) -> str | None:
 
 def strip_anchor(key: str) -> str:
     return parse_key(key)[1]
-
-
-def is_anchor(key: str) -> bool:
-    return parse_key(key)[0] is not Anchor.PLAIN
