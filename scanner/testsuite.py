@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -215,10 +215,10 @@ def load_suite(path: Path, test: dict) -> Suite:
     return Suite(path, test, policies, resources, values, user, exceptions, warnings, cluster)
 
 
-def _request(suite: Suite, policy: Policy, resource: dict, operation: str | None) -> Request:
+def _request(suite: Suite, policy: Policy, resource: dict, operation: str | None,
+             labels: Callable[[str], dict | None]) -> Request:
     name = str((resource.get("metadata") or {}).get("name") or "")
     op = operation or suite.values.operation(policy.name, name)
-    labels = suite.values.labels_of if suite.cluster is None else suite.cluster.namespace_labels(suite.values.labels_of)
     return Request(operation=op, user=suite.user, namespace_labels=labels)
 
 
@@ -297,11 +297,12 @@ def run_suite(path: Path) -> list[SuiteResult]:
 def _compare(suite: Suite) -> list[TestRow]:
     policies = {p.name: p for p in suite.policies.policies}
     cluster = suite.cluster
+    labels = suite.values.labels_of
     if cluster is not None:  # the CLI applies no policy to a test whose resource's Namespace is unknown
-        problem = next(filter(None, (cluster.missing_namespace(r, suite.values.labels_of) for r in suite.resources)),
-                       None)
+        problem = next(filter(None, (cluster.missing_namespace(r, labels) for r in suite.resources)), None)
         if problem:
             raise SuiteError(problem)
+        labels = cluster.namespace_labels(labels)
     env = make_environment(now=lambda: now, load_yaml=load_yaml_value, values=suite.values,
                            exceptions=tuple(suite.exceptions), loader=cluster,
                            namespaces=cluster.cluster.namespaces if cluster and cluster.cluster else None)
@@ -312,7 +313,7 @@ def _compare(suite: Suite) -> list[TestRow]:
     def results_for(policy: Policy, resource: dict, operation: str | None) -> list[RuleResult]:
         key = (id(resource), policy.key, operation)
         if key not in cache:
-            request = _request(suite, policy, resource, operation)
+            request = _request(suite, policy, resource, operation, labels)
             cache[key] = evaluate_policy(policy, resource, request, views[id(resource)], env)
         return cache[key]
 
