@@ -30,7 +30,7 @@ from scanner.errors import ConfigError, Location, PolicyError, ReportError, Scan
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import WHAT_IS_A_POLICY, PolicySet, load_exceptions, load_policies
 from scanner.runtime import importing
-from scanner.scan_workers import EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
+from scanner.scan_workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
 from scanner.sources.directory import DirectorySource, root_problem
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource, redact
@@ -294,14 +294,14 @@ class _Workers:
     """The worker processes of a scan, or this process alone (``jobs == 1``).
 
     They are forked first thing, while no thread runs (the run's heartbeat thread comes
-    later), so that starting them is instant and safe; each compiles the policies while this
-    process checks the sources out and opens the store. Where threads already run (under the
-    scheduler) they start from a fork server instead. ``close`` stops them at once, whatever
-    they are doing.
+    later), so that starting them is instant and safe, and they inherit the policies this
+    process compiled. Where threads already run (under the scheduler) they start from a
+    fork server instead and compile the policies themselves. ``close`` stops them at once,
+    whatever they are doing.
     """
 
-    def __init__(self, setup: EvaluationSetup, jobs: int) -> None:
-        self.setup = setup
+    def __init__(self, setup: EvaluationSetup, jobs: int, compiled: Compiled) -> None:
+        self.setup, self.compiled = setup, compiled
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
         self.tasks: list[ShardTask] = []
         self.futures: dict[concurrent.futures.Future[None], ShardTask] = {}
@@ -309,6 +309,7 @@ class _Workers:
             return
         if threading.active_count() == 1:
             context = multiprocessing.get_context("fork")
+            setup_worker(setup, compiled=compiled)  # the workers inherit it
         else:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["scanner.scan_workers"])
@@ -327,7 +328,7 @@ class _Workers:
     def collect(self, collect: _Collector) -> None:
         """Feed every message of the tasks to ``collect`` until all tasks are done."""
         if self.pool is None:
-            setup_worker(self.setup)
+            setup_worker(self.setup, compiled=self.compiled)
             for task in self.tasks:
                 run_task(task, collect)
             return
@@ -404,7 +405,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         lookup = _prepass(selected, config)
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookup)
     jobs = jobs or config.scan.jobs or os.cpu_count() or 1
-    workers = _Workers(setup, jobs)
+    workers = _Workers(setup, jobs, (policy_set.policies, exceptions))
     store = None
     try:
         prepared: dict[str, _SourceRun] = {}

@@ -1,5 +1,6 @@
-"""The worker side of a scan: compile the policies once per process, then read one shard of a
-source, evaluate its resources and stream the results back in batches.
+"""The worker side of a scan: set up the compiled policies once per process (inherited from the
+scan when forked from it), then read one shard of a source, evaluate its resources and stream
+the results back in batches.
 
 Messages sent to the scan (through ``emit``): ``("chunk", task, resources, results, errors)``
 and, once per task, ``("done", task, stats, failure)``.
@@ -14,7 +15,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from queue import Full
@@ -22,7 +23,9 @@ from typing import Any
 
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.evaluate import PolicyIndex, evaluate_policy
+from scanner.engine.exceptions import PolicyException
 from scanner.engine.match import Request, ResourceView
+from scanner.engine.policy import Policy
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup
 from scanner.runtime import collect_less_often
@@ -35,6 +38,7 @@ from scanner.yamldoc import load_documents, load_yaml_value
 
 CHUNK = 64
 Emit = Callable[[tuple], None]
+Compiled = tuple[Sequence[Policy], Sequence[PolicyException]]
 _WORKER: dict[str, Any] = {}
 
 
@@ -64,16 +68,21 @@ class ShardTask:
     shard: Shard = field(default_factory=Shard)
 
 
-def setup_worker(setup: EvaluationSetup, emit: Emit | None = None) -> None:
-    """Compile the policies and build the evaluation environment of this process."""
-    from scanner.engine.exceptions import parse_exception
-    from scanner.engine.policy import parse_policy
+def setup_worker(setup: EvaluationSetup, emit: Emit | None = None, compiled: Compiled | None = None) -> None:
+    """Build the evaluation environment of this process from the policies and exceptions
+    ``compiled`` already, or compile them."""
+    if compiled is None:
+        from scanner.engine.exceptions import parse_exception
+        from scanner.engine.policy import parse_policy
 
+        compiled = ([parse_policy(doc) for doc in setup.policies], [parse_exception(doc) for doc in setup.exceptions])
+    policies, exceptions = compiled
     lookup = setup.lookup
-    _WORKER["index"] = PolicyIndex([parse_policy(doc) for doc in setup.policies])
+    _WORKER["setup"] = setup
+    _WORKER["index"] = PolicyIndex(list(policies))
     _WORKER["env"] = make_environment(
         now=lambda: setup.started_at, load_yaml=load_yaml_value, values=setup.values,
-        exceptions=tuple(parse_exception(doc) for doc in setup.exceptions),
+        exceptions=tuple(exceptions),
         load_documents=lambda text: [d.data for d in load_documents(text)], loader=lookup,
         namespaces=lookup.namespaces if lookup else None)
 
@@ -113,7 +122,10 @@ def setup_process(setup: EvaluationSetup, queue: Any, stop: Any) -> None:
         queue.cancel_join_thread()  # nobody reads any more: exit without flushing
         raise Stopped
 
-    setup_worker(setup, emit)
+    if _WORKER.get("setup") is setup:  # forked from the scan, which set this process up already
+        _WORKER["emit"] = emit
+    else:
+        setup_worker(setup, emit)
 
 
 def _end_with(parent: int) -> None:
