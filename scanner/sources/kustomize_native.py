@@ -103,9 +103,9 @@ class NativeRenderer:
         for entry in settings.resources:
             path = os.path.normpath(os.path.join(directory, entry))
             if os.path.isdir(path):
-                resources.extend(self._build(os.path.realpath(path), stack))
+                resources.extend(self._build(self.files.realpath(path), stack))
             elif os.path.isfile(path):
-                real = os.path.realpath(path)
+                real = self.files.realpath(path)
                 if not real.startswith(directory + os.sep):
                     raise UnsupportedKustomization("resource file outside its kustomization", path)
                 resources.extend(check_resource(d, path) for d in self.files.documents(real))

@@ -98,10 +98,10 @@ def load_patch_rules(directory: str, kustomization: str, file: str | None, targe
     else:
         assert file is not None
         source = os.path.normpath(os.path.join(directory, file))
-        if not os.path.isfile(source) or \
-                not os.path.realpath(source).startswith(directory + os.sep):
+        real = files.realpath(source)
+        if not os.path.isfile(source) or not real.startswith(directory + os.sep):
             raise UnsupportedKustomization(f"patch file {file!r}", kustomization)
-        documents = files.documents(os.path.realpath(source))
+        documents = files.documents(real)
     selector = _selector(target, kustomization)
     if not documents or (selector is not None and len(documents) != 1):
         raise UnsupportedKustomization("patch entry with no or several documents", source)

@@ -10,6 +10,7 @@ in process (:class:`UnsupportedKustomization`).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import yaml
@@ -73,6 +74,17 @@ class FileCache:
 
     def __init__(self) -> None:
         self._documents: dict[str, list[Any] | UnsupportedKustomization] = {}
+        self._real_folders: dict[str, str] = {}
+
+    def realpath(self, path: str) -> str:
+        """``os.path.realpath`` of a normalized absolute path, its folder's resolved once: a
+        tree's files share a few folders, and resolving a path checks every folder on the way."""
+        folder, name = os.path.split(path)
+        real = self._real_folders.get(folder)
+        if real is None:
+            real = self._real_folders[folder] = os.path.realpath(folder)
+        joined = os.path.join(real, name)
+        return os.path.realpath(joined) if os.path.islink(joined) else joined
 
     def documents(self, path: str) -> list[Any]:
         cached = self._documents.get(path)

@@ -306,6 +306,45 @@ def test_native_render_unsupported_falls_back(tmp_path: Path, files: dict[str, s
         NativeRenderer(str(tmp_path)).render("o")
 
 
+EXTRA = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n"
+SYMLINKED = [
+    pytest.param(overlay("resources: [../base, extra.yaml]\n", real_yaml=EXTRA), {"o/extra.yaml": "real.yaml"},
+                 None, id="resource-file-linked-inside-its-kustomization"),
+    pytest.param(overlay("resources: [../linked-base]\n"), {"linked-base": "base"}, None,
+                 id="resource-folder-linked-to-a-base"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n",
+                         real_yaml=PATCH_HEAD + "spec: {replicas: 3}\n"), {"o/p.yaml": "real.yaml"}, None,
+                 id="patch-file-linked-inside-its-kustomization"),
+    pytest.param({**overlay("resources: [../base, extra.yaml]\n"), "elsewhere/x.yaml": EXTRA},
+                 {"o/extra.yaml": "../elsewhere/x.yaml"}, "resource file outside its kustomization",
+                 id="resource-file-linked-outside-falls-back"),
+    pytest.param({**overlay("resources: [../base]\npatches:\n- path: p.yaml\n"),
+                  "elsewhere/p.yaml": PATCH_HEAD + "spec: {replicas: 3}\n"},
+                 {"o/p.yaml": "../elsewhere/p.yaml"}, "patch file", id="patch-file-linked-outside-falls-back"),
+]
+
+
+@pytest.mark.parametrize(("files", "links", "reason"), SYMLINKED)
+@pytest.mark.parametrize("via_linked_root", [False, True], ids=["real-root", "linked-root"])
+def test_native_render_resolves_symlinks(tmp_path: Path, files: dict[str, str], links: dict[str, str],
+                                         reason: str | None, via_linked_root: bool) -> None:
+    """Linked files and folders resolve as Kustomize's loader resolves them (a file must
+    stay within its kustomization), whether or not the tree's own path goes through a link."""
+    tree = tmp_path / "tree"
+    write(tree, files)
+    for name, target in links.items():
+        (tree / name).symlink_to(target)
+    root = tree
+    if via_linked_root:
+        root = tmp_path / "link"
+        root.symlink_to(tree)
+    if reason is not None:
+        with pytest.raises(UnsupportedKustomization, match=reason):
+            NativeRenderer(str(root)).render("o")
+    else:
+        assert NativeRenderer(str(root)).render("o") == kubectl_render(tree, "o")
+
+
 @pytest.mark.parametrize(
     ("image", "expected"),
     [
