@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
+from scanner.engine.api_paths import namespace_problem
 from scanner.engine.gofmt import sprint, to_json, type_name
 from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath_dialect import (
@@ -470,7 +471,17 @@ class VariableContext:
         try:  # a failed substitution is a failed fetch: the default (stored as written) replaces both
             url = str(self.substitute(target or ""))
             data = self.substitute(spec.get("data")) if spec.get("data") is not None else None
-            response = self.loader.api_call(url, method, data)
+            failure = None
+            try:  # asked before the namespace check, as for a ConfigMap: whether it is served decides
+                response = self.loader.api_call(url, method, data)
+            except ContextError as exc:
+                failure = exc
+            if self.policy_namespace and not isinstance(service, dict):
+                problem = namespace_problem(url, self.policy_namespace)
+                if problem:
+                    raise ContextError(problem)
+            if failure is not None:
+                raise failure
         except NotServed:
             return
         except (ContextError, SubstitutionError):

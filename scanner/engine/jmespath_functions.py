@@ -20,7 +20,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from scanner.engine import gofmt, re2, semver, wildcard
+from scanner.engine import gofmt, gopath, re2, semver, wildcard
 from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath_arithmetic import SPECS as ARITHMETIC_SPECS
 from scanner.engine.jmespath_dialect import deep_equal
@@ -113,22 +113,7 @@ def _bytes(text: str) -> bytes:
 
 def clean_path(path: str) -> str:
     """Go ``filepath.Join(path)`` on Unix: lexical clean; empty stays empty."""
-    if path == "":
-        return ""
-    rooted = path.startswith("/")
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts and parts[-1] != "..":
-                parts.pop()
-            elif not rooted:
-                parts.append("..")
-            continue
-        parts.append(part)
-    text = "/".join(parts)
-    return ("/" + text) if rooted else (text or ".")
+    return gopath.join(path)
 
 
 def _semver_compare(a: list[Any]) -> bool:

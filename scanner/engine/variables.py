@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from scanner.engine import gopath
 from scanner.engine.anchor import strip_anchor
 from scanner.engine.gofmt import format_fixed6, is_number, sprint, to_json
 from scanner.engine.operators import EQUAL, operator_of
@@ -203,39 +204,11 @@ def substitute_all(document: Any, resolve: Resolve, *, delete: bool = False) -> 
 # -- $( ) references -----------------------------------------------------------------
 
 
-def _clean(path: str) -> str:
-    """Go ``path.Clean``."""
-    if not path:
-        return "."
-    rooted = path.startswith("/")
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts and parts[-1] != "..":
-                parts.pop()
-            elif not rooted:
-                parts.append("..")
-            continue
-        parts.append(part)
-    joined = "/".join(parts)
-    if rooted:
-        return "/" + joined
-    return joined or "."
-
-
-def _join(*elements: str) -> str:
-    """Go ``path.Join``."""
-    kept = [e for e in elements if e]
-    return _clean("/".join(kept)) if kept else ""
-
-
 def _without_anchors(path: str) -> str:
     parts = path.split("/")
     if parts[0] == "":
         parts = parts[1:]
-    stripped = _join(*(strip_anchor(part) for part in parts))
+    stripped = gopath.join(*(strip_anchor(part) for part in parts))
     return "/" + stripped if path.startswith("/") else stripped
 
 
@@ -269,7 +242,7 @@ def _reference_value(reference: str, path: str, index: dict[str, Any]) -> Any:
             expression=reference,
             path=path,
         )
-    target = target if target.startswith("/") else _join(path, target)
+    target = target if target.startswith("/") else gopath.join(path, target)
     found = index.get(target)
     if operation == EQUAL:
         return found

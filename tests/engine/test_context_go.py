@@ -2,7 +2,8 @@
 
 Sources (kyverno/kyverno, ``pkg/engine/context/``): ``context_test.go``, ``checkpoint_test.go``,
 ``deferred_test.go``, ``utils_test.go`` (``TestMergeMaps``) and ``loaders/configmap_test.go``, plus
-``pkg/engine/utils/foreach_test.go`` (``Test_EvaluateList``), and rows that pin behaviour read from the
+``pkg/engine/utils/foreach_test.go`` (``Test_EvaluateList``) and ``pkg/engine/apicall/apiCall_test.go``
+(``Test_CrossNamespaceAccess*``), and rows that pin behaviour read from the
 code beside them: ``context.go`` (``AddServiceAccount``, ``AddImageInfos``, the context size limit),
 ``deferred.go`` (the loader matcher, the loading order), ``loaders/variable.go`` and
 ``loaders/configmap.go`` (results and error wording).
@@ -713,6 +714,75 @@ def test_config_map_counts_against_the_size_limit() -> None:
         ctx.query("testcm.data.key")
     assert str(caught.value).startswith("failed to add config map for context entry testcm: "
                                         "context size limit exceeded: ")
+
+
+# -- apicall/apiCall_test.go: Test_CrossNamespaceAccess* (the fix of CVE-2026-22039) ----------
+
+
+class AnyPath:
+    """Go's ``mockClient``: every API path answers ``{}``; a ``missing`` path fails as not found."""
+
+    def __init__(self, missing: str = "") -> None:
+        self.missing = missing
+
+    def config_map(self, name: str, namespace: str) -> dict | None:
+        return None
+
+    def api_call(self, url_path: str, method: str, data: Any) -> Any:
+        if url_path == self.missing:
+            raise ContextError(f"failed to GET resource with raw url: {url_path}: not found")
+        return {}
+
+
+def _api_entry(url_path: str = "/api/v1/namespaces/kube-system/secrets/top-secret", **spec: Any) -> dict:
+    return {"name": "test", "apiCall": {"urlPath": url_path, "method": "GET", **spec}}
+
+
+OTHER_NAMESPACE = "refers to namespace kube-system, which is different from the policy namespace default"
+NO_NAMESPACE = "does not contain a namespace segment, which is required for namespaced policies"
+
+
+@pytest.mark.parametrize(
+    ("policy_namespace", "entry", "expected"),
+    [
+        pytest.param("default", _api_entry(), OTHER_NAMESPACE, id="namespaced-policy-reaches-another-namespace"),
+        pytest.param("kube-system", _api_entry(), {}, id="namespaced-policy-reaches-its-own-namespace"),
+        pytest.param("default", _api_entry("/api/v1/nodes"), NO_NAMESPACE, id="namespaced-policy-reaches-cluster-scope"),
+        pytest.param("", _api_entry(), {}, id="cluster-policy-reaches-any-namespace"),
+        pytest.param("default", _api_entry("/api/v1/namespaces/{{ targetNs }}/secrets/mysecret"), OTHER_NAMESPACE,
+                     id="with-variable-substitution-to-another-namespace"),
+        pytest.param("kube-system", _api_entry("/api/v1/namespaces/{{ targetNs }}/secrets/mysecret"), {},
+                     id="with-variable-substitution-to-its-own-namespace"),
+        # the path is checked unescaped and cleaned, as the API server reads it
+        pytest.param("default", _api_entry("/api/v1/namespaces/default/../../namespaces/kube-system/secrets"),
+                     "path /api/v1/namespaces/kube-system/secrets " + OTHER_NAMESPACE, id="dot-dot-leaves-the-namespace"),
+        pytest.param("default", _api_entry("/api/v1/namespaces/default/..%2F..%2Fnamespaces%2Fkube-system/secrets"),
+                     OTHER_NAMESPACE, id="escaped-slashes-leave-the-namespace"),
+        pytest.param("default", _api_entry("/apis/apps/v1/namespaces/default/deployments"), {},
+                     id="group-path-in-its-own-namespace"),
+        pytest.param("default", _api_entry("/api/v1/namespaces/default/%zz"), 'invalid URL escape "%zz"',
+                     id="malformed-escape-is-refused"),
+        # the check is a failed fetch: a default replaces it, and it comes before the source's own error
+        pytest.param("default", _api_entry(default={"fallback": True}), {"fallback": True},
+                     id="default-replaces-a-refused-path"),
+        pytest.param("default", _api_entry("/api/v1/namespaces/kube-system/secrets/missing"), OTHER_NAMESPACE,
+                     id="refused-before-not-found"),
+        # a service call has no API server path
+        pytest.param("default", {"name": "test", "apiCall": {"service": {"url": "https://example.com/x"}}}, {},
+                     id="service-call-is-not-an-api-path"),
+    ],
+)
+def test_api_call_namespace_scope(policy_namespace: str, entry: dict, expected: Any) -> None:
+    ctx = context_for({}, values={"targetNs": "kube-system"},
+                      loader=AnyPath("/api/v1/namespaces/kube-system/secrets/missing"),
+                      policy_namespace=policy_namespace)
+    ctx.add_entries([entry])
+    if not isinstance(expected, str):
+        assert ctx.query("test") == expected
+        return
+    with pytest.raises(ContextError) as caught:
+        ctx.query("test")
+    assert expected in str(caught.value)
 
 
 # -- pkg/engine/utils/foreach_test.go: Test_EvaluateList -------------------------------------
