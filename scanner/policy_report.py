@@ -1,7 +1,7 @@
 """``wgpolicyk8s.io/v1alpha2`` policy reports of ``scanner apply`` results, as Kyverno's CLI prints them.
 
-A ``fail`` of a policy annotated ``policies.kyverno.io/scored: "false"`` stays a ``fail`` with
-``scored: false`` (spec 13.3).
+A ``fail`` of a policy annotated ``policies.kyverno.io/scored: "false"`` is reported as ``warn``
+with ``scored: false``, as Kyverno's ``ToPolicyReportResult`` reports it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from scanner.engine.exceptions import exception_names, skipping_exceptions
 from scanner.engine.policy import Policy
-from scanner.engine.types import RuleResult
+from scanner.engine.types import RuleResult, reported_status
 from scanner.manifests import LoadedResource
 
 _SUMMARY = ("pass", "fail", "warn", "error", "skip")
@@ -37,7 +37,7 @@ def _properties(policy: Policy, r: RuleResult) -> dict[str, str]:
 
 
 def _result(loaded: LoadedResource, policy: Policy, r: RuleResult, seconds: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"policy": r.policy, "rule": r.rule, "result": str(r.status)}
+    out: dict[str, Any] = {"policy": r.policy, "rule": r.rule, "result": str(reported_status(r.status, policy.scored))}
     if r.message:
         out["message"] = r.message
     out.update({

@@ -34,7 +34,7 @@ from scanner.sources.export import ExportSource
 from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
-from scanner.yamldoc import load_documents, load_yaml_value
+from scanner.yamldoc import load_yaml_value, load_yaml_values
 
 CHUNK = 64
 Emit = Callable[[tuple], None]
@@ -83,7 +83,7 @@ def setup_worker(setup: EvaluationSetup, emit: Emit | None = None, compiled: Com
     _WORKER["env"] = make_environment(
         now=lambda: setup.started_at, load_yaml=load_yaml_value, values=setup.values,
         exceptions=tuple(exceptions),
-        load_documents=lambda text: [d.data for d in load_documents(text)], loader=lookup,
+        load_documents=load_yaml_values, loader=lookup,
         namespaces=lookup.namespaces if lookup else None)
 
     def labels(namespace: str) -> dict | None:

@@ -15,12 +15,12 @@ from scanner.engine.exceptions import PolicyException
 from scanner.engine.match import Request, ResourceView, UserInfo
 from scanner.engine.normalize import normalize_resource
 from scanner.engine.policy import Policy
-from scanner.engine.types import RuleResult
+from scanner.engine.types import RuleResult, reported_status
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import ManifestError, SuiteError
 from scanner.policies import PolicySet, load_exceptions, load_policies
 from scanner.testsuite_cluster import TestCluster, load_cluster
-from scanner.yamldoc import iter_documents, load_yaml_value
+from scanner.yamldoc import iter_documents, load_yaml_value, load_yaml_values
 
 TEST_FILE = "kyverno-test.yaml"
 _TEST_FIELDS = {
@@ -303,8 +303,8 @@ def _compare(suite: Suite) -> list[TestRow]:
         if problem:
             raise SuiteError(problem)
         labels = cluster.namespace_labels(labels)
-    env = make_environment(now=lambda: now, load_yaml=load_yaml_value, values=suite.values,
-                           exceptions=tuple(suite.exceptions), loader=cluster,
+    env = make_environment(now=lambda: now, load_yaml=load_yaml_value, load_documents=load_yaml_values,
+                           values=suite.values, exceptions=tuple(suite.exceptions), loader=cluster,
                            namespaces=cluster.cluster.namespaces if cluster and cluster.cluster else None)
     now = datetime.now(UTC)
     cache: dict[tuple[int, str, str | None], list[RuleResult]] = {}
@@ -341,8 +341,9 @@ def _compare(suite: Suite) -> list[TestRow]:
                                     expected, EXCLUDED, True, "Excluded"))
                 continue
             for r in selected:
-                ok = str(r.status) == expected
+                got = reported_status(r.status, policy.scored)
+                ok = str(got) == expected
                 rows.append(TestRow(policy.key, r.rule, view.kind, view.namespace, view.name,
-                                    expected, str(r.status), ok,
-                                    "Ok" if ok else f"Want {expected}, got {r.status}: {r.message}"))
+                                    expected, str(got), ok,
+                                    "Ok" if ok else f"Want {expected}, got {got}: {r.message}"))
     return rows

@@ -730,3 +730,8 @@ def load_yaml_value(text: str) -> Any:
     """The first document of ``text`` as data (the loader behind JMESPath ``parse_yaml``)."""
     docs = load_documents(text, "<parse_yaml>")
     return docs[0].data if docs else None
+
+
+def load_yaml_values(text: str | bytes) -> list[Any]:
+    """Every document of ``text`` as data (the loader behind signed YAML manifests)."""
+    return [doc.data for doc in iter_documents(text)]

@@ -16,13 +16,13 @@ from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import PolicyIndex, evaluate_policy
 from scanner.engine.match import Request, ResourceView
 from scanner.engine.policy import Policy
-from scanner.engine.types import FailureAction, RuleResult, RuleStatus
+from scanner.engine.types import FailureAction, RuleResult, RuleStatus, reported_status
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import Location, ManifestError, ScannerError
 from scanner.lookup import ResourceLookup
 from scanner.manifests import LoadedResource, iter_resources
 from scanner.policies import WHAT_IS_A_POLICY, load_exceptions, load_policies
-from scanner.yamldoc import load_documents, load_yaml_value
+from scanner.yamldoc import load_documents, load_yaml_value, load_yaml_values
 
 
 def _read_parsed(path: str, parse: Callable[[Any], Any]) -> Any:
@@ -73,7 +73,7 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     env = make_environment(now=_now_function(), load_yaml=load_yaml_value, values=values,
                            exceptions=tuple(exceptions), loader=lookup, namespaces=lookup.namespaces,
                            param_resources=tuple(r.resource for r in loaded_resources),
-                           load_documents=lambda text: [d.data for d in load_documents(text)])
+                           load_documents=load_yaml_values)
 
     def namespace_labels(namespace: str) -> dict | None:
         labels = values.labels_of(namespace)
@@ -144,8 +144,7 @@ def _row(loaded: LoadedResource, policy: Policy, r: RuleResult) -> dict[str, Any
 def _print_summary(evaluated: list[tuple[LoadedResource, Policy, RuleResult]]) -> None:
     counts: Counter[str] = Counter()
     for loaded, policy, r in evaluated:
-        # like kyverno apply's summary: a failure of a policy that is not scored counts as a warning
-        counts["warn" if r.status is RuleStatus.FAIL and not policy.scored else str(r.status)] += 1
+        counts[str(reported_status(r.status, policy.scored))] += 1
         if r.status in (RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.ERROR):
             res = loaded.resource
             meta = res.get("metadata") or {}

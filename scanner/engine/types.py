@@ -16,6 +16,12 @@ class RuleStatus(StrEnum):
     SKIP = "skip"
 
 
+def reported_status(status: RuleStatus, scored: bool) -> RuleStatus:
+    """The result Kyverno's policy reports (and ``kyverno test``) give a rule status: a failure
+    of a policy annotated ``policies.kyverno.io/scored: "false"`` is reported as a warning."""
+    return RuleStatus.WARN if status is RuleStatus.FAIL and not scored else status
+
+
 class FailureAction(StrEnum):
     AUDIT = "Audit"
     ENFORCE = "Enforce"

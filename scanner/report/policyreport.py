@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from scanner.engine.exceptions import exception_names
-from scanner.engine.types import RuleStatus
+from scanner.engine.types import RuleStatus, reported_status
 from scanner.report.data import ReportData, ResultRecord
 from scanner.report.formatting import finding_id
 
@@ -58,8 +58,8 @@ def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, i
     entry: dict[str, Any] = {
         "policy": result.policy,
         "rule": result.rule,
-        "result": result.status.value,
-        "scored": policy.scored,  # the policy's annotation; a failure stays a failure (spec 13.3)
+        "result": reported_status(result.status, policy.scored).value,
+        "scored": policy.scored,
         "source": ENGINE_SOURCE,
         "timestamp": timestamp,
         "resources": [{"apiVersion": resource.api_version, "kind": resource.kind,
@@ -99,8 +99,9 @@ def policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY) -> list[
                                       RuleStatus.ERROR, RuleStatus.SKIP)})
     for result in data.results:
         namespace = result.resource.namespace
-        by_namespace[namespace].append(_result_entry(result, data, timestamp, policies))
-        summaries[namespace][result.status.value] += 1
+        entry = _result_entry(result, data, timestamp, policies)
+        by_namespace[namespace].append(entry)
+        summaries[namespace][entry["result"]] += 1
     reports = []
     for namespace in sorted(by_namespace):
         metadata: dict[str, Any] = {

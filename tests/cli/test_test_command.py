@@ -329,3 +329,37 @@ def test_apply_summary_counts_a_failure_of_an_unscored_policy_as_a_warning(
     (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n")
     code, out, _ = run(capsys, "apply", str(tmp_path / "policy.yaml"), "--resource", str(tmp_path / "pod.yaml"))
     assert out.rstrip().splitlines()[-1] == summary and code == 0
+
+
+def test_test_command_expects_a_failure_of_an_unscored_policy_as_a_warning(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``kyverno test`` compares the policy-report result: ``scored: "false"`` turns a fail into warn."""
+    suite = _suite(tmp_path, HEADER + "results:\n- {policy: image-rules, rule: no-host-pid, kind: Pod, "
+                   "resources: [latest-ifnotpresent], result: warn}\n")
+    policy = suite / "policy.yaml"
+    policy.write_text(policy.read_text().replace("  annotations:\n", '  annotations:\n    policies.kyverno.io/scored: "false"\n', 1))
+    code, out, _ = run(capsys, "test", str(suite), "--output", "json")
+    [row] = json.loads(out)["tests"][0]["results"]
+    assert (row["expected"], row["actual"], row["ok"], code) == ("warn", "warn", True, 0)
+
+
+def test_test_command_verifies_signed_manifests(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``manifests`` rule reads the signed YAML in ``scanner test`` as in ``scanner apply``."""
+    import yaml
+
+    from tests.engine.test_manifests import PEM_A, SIGN_A, signed
+
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"},
+              "data": {"k": "v"}}
+    (tmp_path / "resources.yaml").write_text(yaml.safe_dump(signed(config, SIGN_A)))
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "signed"},
+        "spec": {"rules": [{"name": "check", "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+                            "validate": {"manifests": {"attestors": [{"entries": [{"keys": {"publicKeys": PEM_A}}]}]}}}]}}))
+    (tmp_path / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
+        "resources: [resources.yaml]\nresults:\n- {policy: signed, rule: check, kind: ConfigMap, resources: [cm], "
+        "result: pass}\n")
+    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
+    [row] = json.loads(out)["tests"][0]["results"]
+    assert (row["actual"], row["ok"], code) == ("pass", True, 0), row

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import xml.etree.ElementTree as ET
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -173,13 +174,19 @@ def test_junit_replaces_characters_xml_cannot_carry() -> None:
     assert messages and all("\x00" not in m and "\ufffd\ufffd end" in m for m in messages)
 
 
-def test_policy_reports_scored_comes_from_the_policy_and_a_failure_stays_one(sample_data: ReportData) -> None:
+def test_policy_reports_report_a_failure_of_an_unscored_policy_as_a_warning(sample_data: ReportData) -> None:
+    """Kyverno's ToPolicyReportResult: ``scored: "false"`` turns a fail into a warn, in the summary too."""
     unscored = tuple(dataclasses.replace(p, scored=p.name != "require-limits") for p in sample_data.policies)
     reports = policy_reports(dataclasses.replace(sample_data, policies=unscored))
     shop = {(x["policy"], x["rule"], x["resources"][0]["name"]): x for x in reports[1]["results"]}
     web_limits = shop[("require-limits", "validate-resources", "web")]
-    assert (web_limits["result"], web_limits["scored"]) == ("fail", False)
+    assert (web_limits["result"], web_limits["scored"]) == ("warn", False)
     assert shop[("require-labels", "check-team", "web")]["scored"] is True
+    for report in reports:
+        counted = Counter(x["result"] for x in report["results"])
+        assert report["summary"] == {k: counted.get(k, 0) for k in ("pass", "fail", "warn", "error", "skip")}
+    before = policy_reports(sample_data)
+    assert sum(r["summary"]["warn"] for r in reports) > sum(r["summary"]["warn"] for r in before)
 
 
 def test_policy_reports_name_skipping_exceptions_as_kyverno_does(sample_data: ReportData) -> None:

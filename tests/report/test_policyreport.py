@@ -95,10 +95,12 @@ def test_apply_report_result_fields_as_kyverno_writes_them() -> None:
     assert skipped["properties"] == {"process": "admission review", "exceptions": "allow-web,allow-all"}
 
 
-def test_apply_report_unscored_failure_stays_a_failure() -> None:
+def test_apply_report_unscored_failure_is_a_warning() -> None:
+    """Kyverno's ToPolicyReportResult: a fail of a policy with ``scored: "false"`` is reported as warn."""
     unscored = _policy("ClusterPolicy", "p", {"policies.kyverno.io/scored": "false"})
     [report] = policy_reports([_evaluated(unscored, POD)], NOW)
-    assert (report["results"][0]["result"], report["results"][0]["scored"]) == ("fail", False)
+    assert (report["results"][0]["result"], report["results"][0]["scored"]) == ("warn", False)
+    assert report["summary"] == {"pass": 0, "fail": 0, "warn": 1, "error": 0, "skip": 0}
 
 
 def test_apply_report_validates_against_crd_schema() -> None:
