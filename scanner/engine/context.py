@@ -236,6 +236,8 @@ class VariableContext:
         ctx = cls(tree, evaluator, loader, delete=operation == "DELETE", policy_namespace=policy_namespace)
         ctx._resource = resource
         for key, value in (values or {}).items():
+            if key == "request.operation" and value == "":
+                continue  # an empty operation means the default one (the CLI's NormalizeOperation)
             ctx.tree = set_path(ctx.tree, split_dotted(key), value)
         return ctx
 

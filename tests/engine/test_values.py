@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from scanner.engine.context import VariableContext
+from scanner.engine.jmespath_dialect import default_evaluator
 from scanner.engine.values import ValuesError, parse_userinfo, parse_values
 
 
@@ -75,6 +77,20 @@ def test_values_engine_operation(operation: str, engine_operation: str) -> None:
     values = parse_values({"policies": [{"name": "p", "resources": [{"name": "web",
                                                                      "values": {"request.operation": operation}}]}]})
     assert (values.operation("p", "web"), values.operation("p", "api")) == (engine_operation, "CREATE")
+
+
+@pytest.mark.parametrize(("operation", "seen"), [
+    pytest.param("", "CREATE", id="empty-means-the-default-operation"),
+    pytest.param("CONNECT", "CONNECT", id="connect-stays-visible"),
+    pytest.param("UPDATE", "UPDATE", id="update"),
+])
+def test_values_request_operation_seen_by_expressions(operation: str, seen: str) -> None:
+    values = parse_values({"policies": [{"name": "p", "resources": [{"name": "web",
+                                                                     "values": {"request.operation": operation}}]}]})
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}}
+    ctx = VariableContext.for_resource(pod, evaluator=default_evaluator(), operation=values.operation("p", "web"),
+                                       values=values.for_resource("p", "web"))
+    assert ctx.query("request.operation") == seen
 
 
 def test_userinfo_unknown_field_is_refused() -> None:
