@@ -25,6 +25,7 @@ from scanner.engine.jmespath_dialect import (
     compile_expression,
 )
 from scanner.engine.match import UserInfo
+from scanner.engine.values import ForeachValues, foreach_element_values
 from scanner.engine.variables import SubstitutionError, resolve_references, substitute_all
 
 _SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
@@ -193,6 +194,8 @@ class VariableContext:
     evaluator: Evaluator
     loader: ContextLoader | None = None
     rule_values: dict[str, Any] = field(default_factory=dict)
+    foreach_values: ForeachValues | None = None  # the rule's foreachValues
+    foreach_position: tuple[int, int] | None = None  # (foreach position, element index) being evaluated
     delete: bool = False
     policy_namespace: str = ""
     _pending: list[_Pending] = field(default_factory=list)  # registered and not loaded
@@ -243,13 +246,13 @@ class VariableContext:
 
     # -- scoping -------------------------------------------------------------------------
 
-    def checkpoint(self) -> tuple[dict, list[_Pending], dict[str, Any]]:
-        return self.tree, list(self._pending), self.rule_values
+    def checkpoint(self) -> tuple:
+        return self.tree, list(self._pending), self.rule_values, self.foreach_values, self.foreach_position
 
-    def restore(self, state: tuple[dict, list[_Pending], dict[str, Any]]) -> None:
+    def restore(self, state: tuple) -> None:
         """Back to a checkpoint: entries pending then may load again (Kyverno reloads loaded entries
         and clears every loader's "matched" mark), and so may the images."""
-        self.tree, pending, self.rule_values = state
+        self.tree, pending, self.rule_values, self.foreach_values, self.foreach_position = state
         self._pending = list(pending)
         self._matched.clear()
         self._images_done = False
@@ -258,7 +261,12 @@ class VariableContext:
         self.tree = set_path(self.tree, [key], value, merge=False)
 
     def apply_rule_values(self) -> None:
-        for key, value in self.rule_values.items():
+        """The rule's values, then, inside a foreach, its ``foreachValues`` for the element (the
+        CLI's context initializer, run at every context load)."""
+        values = self.rule_values
+        if self.foreach_values is not None and self.foreach_position is not None:
+            values = {**values, **foreach_element_values(self.foreach_values, *self.foreach_position)}
+        for key, value in values.items():
             self.tree = set_path(self.tree, split_dotted(key), value)
 
     def add_entries(self, entries: list[dict] | None) -> None:

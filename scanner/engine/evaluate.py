@@ -95,6 +95,7 @@ class _Evaluation:
         state = ctx.checkpoint()
         try:
             ctx.rule_values = self.env.values.for_rule(self.policy.name, rule.name)
+            ctx.foreach_values = self.env.values.foreach_for_rule(self.policy.name, rule.name)
             ctx.add_entries(rule.raw.get("context"))
             block = rule.extra.get("preconditions")
             if block is not None:

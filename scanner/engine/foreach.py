@@ -25,7 +25,7 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
 
     counted = 0
     list_error: str | None = None
-    for entry in entries:
+    for position, entry in enumerate(entries):
         try:
             items = ctx.search(str(entry.get("list") or ""))
         except UnknownKeyError:
@@ -45,6 +45,7 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
             for key, value in (("element", element), (f"element{depth}", element),
                                ("elementIndex", index), (f"elementIndex{depth}", index)):
                 ctx.set(key, value)
+            ctx.foreach_position = (position, index)
             outcome = _element(rule, entry, ctx, resource, element, depth, operation, validate)
             if outcome is None or outcome[0] is RuleStatus.SKIP:
                 continue

@@ -18,6 +18,8 @@ class Values:
     rule_values: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     namespace_labels: dict[str, dict[str, Any]] = field(default_factory=dict)
     subresources: tuple[dict, ...] = ()
+    # policy name -> rule name -> foreachValues (see ``ForeachValues``)
+    rule_foreach_values: dict[str, dict[str, ForeachValues]] = field(default_factory=dict)
 
     def for_resource(self, policy: str, resource: str) -> dict[str, Any]:
         """Global values overlaid with this policy's values for the resource (by name)."""
@@ -26,13 +28,10 @@ class Values:
         return out
 
     def for_rule(self, policy: str, rule: str) -> dict[str, Any]:
-        rules = self.rule_values.get(policy, {})
-        if rule in rules:
-            return rules[rule]
-        for prefix in ("autogen-cronjob-", "autogen-"):
-            if rule.startswith(prefix) and rule[len(prefix):] in rules:
-                return rules[rule[len(prefix):]]
-        return {}
+        return _rule_entry(self.rule_values.get(policy, {}), rule) or {}
+
+    def foreach_for_rule(self, policy: str, rule: str) -> ForeachValues | None:
+        return _rule_entry(self.rule_foreach_values.get(policy, {}), rule)
 
     def operation(self, policy: str, resource: str) -> str:
         """The engine operation: UPDATE or DELETE when the values say so, CREATE for anything else
@@ -42,6 +41,28 @@ class Values:
 
     def labels_of(self, namespace: str) -> dict[str, Any] | None:
         return self.namespace_labels.get(namespace)
+
+
+# A rule's ``foreachValues``: per variable, its value for each foreach element (by element index),
+# for every foreach of the rule (a mapping) or for the foreach at the same position (a list of mappings).
+ForeachValues = dict[str, list[Any]] | list[dict[str, list[Any]]]
+
+
+def _rule_entry(rules: dict[str, Any], rule: str) -> Any:
+    """The entry of ``rule``, or of the rule an ``autogen-`` rule was generated from."""
+    if rule in rules:
+        return rules[rule]
+    for prefix in ("autogen-cronjob-", "autogen-"):
+        if rule.startswith(prefix) and rule[len(prefix):] in rules:
+            return rules[rule[len(prefix):]]
+    return None
+
+
+def foreach_element_values(values: ForeachValues, block: int, element: int) -> dict[str, Any]:
+    """The variables ``values`` give the element at index ``element`` of the foreach at position
+    ``block`` (those with no value for it are left out)."""
+    by_name = values if isinstance(values, dict) else (values[block] if block < len(values) else {})
+    return {name: seq[element] for name, seq in by_name.items() if element < len(seq)}
 
 
 class ValuesError(ValueError):
@@ -98,6 +119,7 @@ def parse_values(doc: Any) -> Values:
     doc = _known(_mapping(doc, "values"), _VALUES_FIELDS)
     resource_values: dict[str, dict[str, dict[str, Any]]] = {}
     rule_values: dict[str, dict[str, dict[str, Any]]] = {}
+    rule_foreach_values: dict[str, dict[str, ForeachValues]] = {}
     for i, pol in enumerate(_list(doc.get("policies"), "policies")):
         pol = _known(_mapping(pol, f"policies[{i}]"), _POLICY_FIELDS, f"policies[{i}]")
         name = str(pol.get("name") or "")
@@ -111,6 +133,9 @@ def parse_values(doc: Any) -> Values:
             rule = _known(_mapping(rule, where), _RULE_FIELDS, where)
             rule_values.setdefault(name, {}).setdefault(str(rule.get("name") or ""),
                                                         _mapping(rule.get("values"), f"{where}.values"))
+            if rule.get("foreachValues") is not None:
+                rule_foreach_values.setdefault(name, {}).setdefault(
+                    str(rule.get("name") or ""), _foreach_values(rule["foreachValues"], f"{where}.foreachValues"))
     labels: dict[str, dict[str, Any]] = {}
     for i, entry in enumerate(_list(doc.get("namespaceSelector"), "namespaceSelector")):
         entry = _known(_mapping(entry, f"namespaceSelector[{i}]"), _SELECTOR_FIELDS, f"namespaceSelector[{i}]")
@@ -124,7 +149,20 @@ def parse_values(doc: Any) -> Values:
         rule_values=rule_values,
         namespace_labels=labels,
         subresources=tuple(_list(doc.get("subresources"), "subresources")),
+        rule_foreach_values=rule_foreach_values,
     )
+
+
+def _foreach_values(raw: Any, where: str) -> ForeachValues:
+    """``foreachValues``: a mapping of variable -> list of values, or a list of such mappings."""
+    def by_name(value: Any, at: str) -> dict[str, list[Any]]:
+        return {str(k): _list(v, f"{at}.{k}") for k, v in _mapping(value, at).items()}
+
+    if isinstance(raw, list):
+        return [by_name(item, f"{where}[{i}]") for i, item in enumerate(raw)]
+    if not isinstance(raw, dict):
+        raise ValuesError(where, "must be an object or a list of objects")
+    return by_name(raw, where)
 
 
 def parse_userinfo(doc: Any) -> UserInfo:

@@ -150,6 +150,45 @@ def test_values_supply_context_entries_per_rule() -> None:
     assert run(compiled, env=make_environment(values=values)) == [("fail", "validation error: rule r failed")]
 
 
+TWO_FOREACH = ("{message: blocked, foreach: ["
+               "{list: request.object.spec.containers, context: [{name: data, imageRegistry: {reference: '{{element.image}}'}}], "
+               "deny: {conditions: [{key: '{{ data }}', operator: Equals, value: blocked}]}}, "
+               "{list: request.object.spec.initContainers, context: [{name: init, imageRegistry: {reference: '{{element.image}}'}}], "
+               "deny: {conditions: [{key: '{{ init }}', operator: Equals, value: blocked}]}}]}")
+WITH_INIT = {**POD, "spec": {**POD["spec"], "initContainers": [{"name": "i", "image": "busybox"}]}}
+
+
+@pytest.mark.parametrize(
+    ("foreach_values", "resource", "expected"),
+    [
+        # the CLI's context initializer: foreachValues[name][elementIndex] at every context load
+        pytest.param({"data": ["ok", "ok"], "init": ["ok"]}, WITH_INIT, [("pass", "rule passed")],
+                     id="mapping-gives-every-element-its-value"),
+        pytest.param({"data": ["ok", "blocked"], "init": ["ok"]}, WITH_INIT,
+                     [("fail", "validation failure: blocked")], id="mapping-second-element-blocked"),
+        # the newer form: one mapping per foreach, by position
+        pytest.param([{"data": ["ok", "ok"]}, {"init": ["blocked"]}], WITH_INIT,
+                     [("fail", "validation failure: blocked")], id="list-second-foreach-blocked"),
+        pytest.param([{"data": ["ok", "ok"]}, {"init": ["ok"]}], WITH_INIT, [("pass", "rule passed")],
+                     id="list-every-foreach-ok"),
+        # an element without a value keeps the entry unresolved, as without foreachValues
+        pytest.param({"data": ["ok"]}, POD, "'data' (imageRegistry) cannot be resolved offline",
+                     id="element-without-a-value"),
+        pytest.param([{"data": ["ok", "ok"]}], WITH_INIT, "'init' (imageRegistry) cannot be resolved offline",
+                     id="foreach-without-a-mapping"),
+    ],
+)
+def test_foreach_values_supply_context_entries_per_element(foreach_values: object, resource: dict,
+                                                           expected: object) -> None:
+    values = parse_values({"policies": [{"name": "p", "rules": [{"name": "r", "foreachValues": foreach_values}]}]})
+    got = run(policy(TWO_FOREACH), resource, env=make_environment(values=values))
+    if isinstance(expected, str):
+        [(status, message)] = got
+        assert status == "error" and expected in message, message
+    else:
+        assert got == expected
+
+
 class _Loader:
     def config_map(self, name: str, namespace: str) -> dict | None:
         return {"data": {"allowed": "db"}, "metadata": {"name": name}} if name == "tiers" else None

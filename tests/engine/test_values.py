@@ -93,6 +93,26 @@ def test_values_request_operation_seen_by_expressions(operation: str, seen: str)
     assert ctx.query("request.operation") == seen
 
 
+@pytest.mark.parametrize(("raw", "message"), [
+    pytest.param("x", r"^policies\[0\]\.rules\[0\]\.foreachValues must be an object or a list of objects$",
+                 id="scalar"),
+    pytest.param({"data": "x"}, r"^policies\[0\]\.rules\[0\]\.foreachValues\.data must be a list$",
+                 id="mapping-value-not-a-list"),
+    pytest.param([{"data": ["a"]}, "x"], r"^policies\[0\]\.rules\[0\]\.foreachValues\[1\] must be an object$",
+                 id="list-item-not-a-mapping"),
+])
+def test_values_foreach_values_shape_is_checked(raw: object, message: str) -> None:
+    with pytest.raises(ValuesError, match=message) as caught:
+        parse_values({"policies": [{"name": "p", "rules": [{"name": "r", "foreachValues": raw}]}]})
+    assert caught.value.pointer.startswith("/policies/0/rules/0/foreachValues")
+
+
+def test_values_foreach_values_of_an_autogen_rule_come_from_its_rule() -> None:
+    values = parse_values({"policies": [{"name": "p", "rules": [{"name": "r", "foreachValues": {"a": [1, 2]}}]}]})
+    assert values.foreach_for_rule("p", "autogen-r") == {"a": [1, 2]}
+    assert values.foreach_for_rule("p", "other") is None
+
+
 def test_userinfo_unknown_field_is_refused() -> None:
     with pytest.raises(ValuesError, match=r"^userInfo.name is not a known field$"):
         parse_userinfo({"userInfo": {"name": "u"}})
