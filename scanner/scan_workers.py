@@ -24,7 +24,7 @@ from typing import Any
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.evaluate import PolicyIndex, evaluate_policy
 from scanner.engine.exceptions import PolicyException
-from scanner.engine.match import Request, ResourceView
+from scanner.engine.match import Request
 from scanner.engine.policy import Policy
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup
@@ -151,7 +151,7 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
     resource_rows, result_rows = [], []
     for position, resource in enumerate(resources):
         data = resource.data
-        view = ResourceView.of(data)
+        view = values.resource_view(data)
         ident, prov = resource.identity, resource.provenance
         resource_rows.append((prov.source, ident.api_version, ident.kind, ident.name or "", ident.namespace or "",
                               prov.path, prov.document, prov.item, prov.line, prov.commit or ""))

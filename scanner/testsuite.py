@@ -12,7 +12,7 @@ from typing import Any
 from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import evaluate_policy
 from scanner.engine.exceptions import PolicyException
-from scanner.engine.match import Request, ResourceView, UserInfo
+from scanner.engine.match import Request, UserInfo
 from scanner.engine.normalize import normalize_resource
 from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult, reported_status
@@ -308,7 +308,7 @@ def _compare(suite: Suite) -> list[TestRow]:
                            namespaces=cluster.cluster.namespaces if cluster and cluster.cluster else None)
     now = datetime.now(UTC)
     cache: dict[tuple[int, str, str | None], list[RuleResult]] = {}
-    views = {id(r): ResourceView.of(r) for r in suite.resources}
+    views = {id(r): suite.values.resource_view(r) for r in suite.resources}
 
     def results_for(policy: Policy, resource: dict, operation: str | None) -> list[RuleResult]:
         key = (id(resource), policy.key, operation)

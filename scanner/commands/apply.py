@@ -14,7 +14,7 @@ import click
 
 from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import PolicyIndex, evaluate_policy
-from scanner.engine.match import Request, ResourceView
+from scanner.engine.match import Request
 from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus, reported_status
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
@@ -80,7 +80,7 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         return labels if labels is not None else lookup.namespace_labels(namespace)
 
     for loaded in loaded_resources:
-        view = ResourceView.of(loaded.resource)
+        view = values.resource_view(loaded.resource)
         for policy in index.for_kind(view.kind):
             request = Request(operation=values.operation(policy.name, view.name), user=user,
                               namespace_labels=namespace_labels)

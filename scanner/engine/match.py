@@ -82,6 +82,7 @@ class ResourceView:
     namespace: str
     labels: dict[str, Any]
     annotations: dict[str, Any]
+    subresource: str = ""  # "scale" when a Scale object stands for its Deployment's subresource
 
     @classmethod
     def of(cls, resource: dict) -> ResourceView:
@@ -173,7 +174,7 @@ class ResourceFilter:
         # list conditions apply only when non-empty (len(...) > 0 in Kyverno)
         if self.operations and request.operation not in self.operations:
             return False
-        if self.kinds and not self._kinds_match(res.group, res.version, res.kind):
+        if self.kinds and not self._kinds_match(res.group, res.version, res.kind, res.subresource):
             return False
         if self.name is not None and not wildcard.match(self.name, res.name):
             return False
@@ -200,13 +201,13 @@ class ResourceFilter:
                 return False
         return not use_user_info or self._user_matches(request.user)
 
-    def _kinds_match(self, group: str, version: str, kind: str) -> bool:
-        key = (group, version, kind)
+    def _kinds_match(self, group: str, version: str, kind: str, subresource: str) -> bool:
+        key = (group, version, kind, subresource)
         hit = self._kind_hits.get(key)
         if hit is None:
             if len(self._kind_hits) >= _KIND_HITS_LIMIT:
                 self._kind_hits.clear()
-            hit = self._kind_hits[key] = any(k.matches(group, version, kind) for k in self.kinds)
+            hit = self._kind_hits[key] = any(k.matches(group, version, kind, subresource) for k in self.kinds)
         return hit
 
     def _user_matches(self, user: UserInfo | None) -> bool:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.engine.match import UserInfo
+from scanner.engine.match import ResourceView, UserInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +42,34 @@ class Values:
     def labels_of(self, namespace: str) -> dict[str, Any] | None:
         return self.namespace_labels.get(namespace)
 
+    def resource_view(self, resource: dict) -> ResourceView:
+        """The resource as matching sees it: an object of a ``subresources`` entry's kind (a Scale,
+        a PodExecOptions) is matched as its parent kind with that subresource (``Deployment/scale``),
+        as the CLI does without a cluster; of several entries for one kind the last one counts."""
+        view = ResourceView.of(resource)
+        found = None
+        for entry in self.subresources:
+            sub, parent = _object(entry, "subresource"), _object(entry, "parentResource")
+            if _gvk(sub) == (view.group, view.version, view.kind):
+                found = (*_gvk(parent), str(sub.get("name") or "").partition("/")[2])
+        if found is not None:
+            view.group, view.version, view.kind, view.subresource = found
+        return view
+
 
 # A rule's ``foreachValues``: per variable, its value for each foreach element (by element index),
 # for every foreach of the rule (a mapping) or for the foreach at the same position (a list of mappings).
 ForeachValues = dict[str, list[Any]] | list[dict[str, list[Any]]]
+
+
+def _object(entry: Any, key: str) -> dict[str, Any]:
+    value = entry.get(key) if isinstance(entry, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _gvk(api_resource: dict[str, Any]) -> tuple[str, str, str]:
+    return (str(api_resource.get("group") or ""), str(api_resource.get("version") or ""),
+            str(api_resource.get("kind") or ""))
 
 
 def _rule_entry(rules: dict[str, Any], rule: str) -> Any:

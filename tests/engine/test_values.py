@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 
 from scanner.engine.context import VariableContext
+from scanner.engine.evaluate import evaluate_policy
 from scanner.engine.jmespath_dialect import default_evaluator
+from scanner.engine.policy import parse_policy
 from scanner.engine.values import ValuesError, parse_userinfo, parse_values
+
+from .conftest import y
 
 
 def test_values_document_parts() -> None:
@@ -111,6 +115,55 @@ def test_values_foreach_values_of_an_autogen_rule_come_from_its_rule() -> None:
     values = parse_values({"policies": [{"name": "p", "rules": [{"name": "r", "foreachValues": {"a": [1, 2]}}]}]})
     assert values.foreach_for_rule("p", "autogen-r") == {"a": [1, 2]}
     assert values.foreach_for_rule("p", "other") is None
+
+
+SCALE = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "web", "namespace": "default"},
+         "spec": {"replicas": 4}}
+SCALE_ENTRY = {"subresource": {"name": "deployments/scale", "kind": "Scale", "group": "autoscaling", "version": "v1"},
+               "parentResource": {"name": "deployments", "kind": "Deployment", "group": "apps", "version": "v1"}}
+EXEC_ENTRY = {"subresource": {"name": "pods/exec", "kind": "PodExecOptions", "version": "v1"},
+              "parentResource": {"name": "pods", "kind": "Pod", "version": "v1"}}
+
+
+@pytest.mark.parametrize(("entries", "resource", "expected"), [
+    pytest.param([SCALE_ENTRY], SCALE, ("apps", "v1", "Deployment", "scale"), id="scale-is-the-deployment-subresource"),
+    pytest.param([EXEC_ENTRY], {"apiVersion": "v1", "kind": "PodExecOptions", "metadata": {"name": "x"}},
+                 ("", "v1", "Pod", "exec"), id="pod-exec-options-is-the-pod-subresource"),
+    pytest.param([EXEC_ENTRY], SCALE, ("autoscaling", "v1", "Scale", ""), id="another-kind-is-itself"),
+    pytest.param([{**SCALE_ENTRY, "subresource": {**SCALE_ENTRY["subresource"], "version": "v2"}}], SCALE,
+                 ("autoscaling", "v1", "Scale", ""), id="the-version-must-match"),
+    pytest.param([SCALE_ENTRY, {**SCALE_ENTRY, "parentResource": {"kind": "StatefulSet", "group": "apps", "version": "v1"},
+                                "subresource": {**SCALE_ENTRY["subresource"], "name": "statefulsets/scale"}}],
+                 SCALE, ("apps", "v1", "StatefulSet", "scale"), id="the-last-entry-for-a-kind-counts"),
+])
+def test_values_subresources_map_an_object_to_its_parent_kind(entries: list, resource: dict,
+                                                              expected: tuple) -> None:
+    view = parse_values({"subresources": entries}).resource_view(resource)
+    assert (view.group, view.version, view.kind, view.subresource) == expected
+
+
+@pytest.mark.parametrize(("kinds", "results"), [
+    pytest.param("[Deployment/scale]", [("fail", "validation error: rule r failed at path /spec/replicas/")],
+                 id="parent-with-subresource-matches"),
+    pytest.param("[apps/v1/Deployment/scale]", [("fail", "validation error: rule r failed at path /spec/replicas/")],
+                 id="group-version-kind-subresource-matches"),
+    pytest.param("[Deployment]", [], id="parent-alone-does-not-match"),
+    pytest.param("[Scale]", [], id="the-object-kind-does-not-match"),
+])
+def test_values_subresources_decide_which_rules_match(kinds: str, results: list) -> None:
+    compiled = parse_policy(y(f"""
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {{name: p}}
+spec:
+  rules:
+  - name: r
+    match: {{any: [{{resources: {{kinds: {kinds}}}}}]}}
+    validate: {{pattern: {{spec: {{replicas: 2}}}}}}
+"""))
+    view = parse_values({"subresources": [SCALE_ENTRY]}).resource_view(SCALE)
+    got = evaluate_policy(compiled, SCALE, view=view)
+    assert [(str(r.status), r.message) for r in got] == results
 
 
 def test_userinfo_unknown_field_is_refused() -> None:
