@@ -16,6 +16,32 @@ YAML_SUFFIXES = (".yaml", ".yml", ".json")
 WHAT_IS_A_POLICY = "a policy is a kyverno.io ClusterPolicy or Policy document in a .yaml, .yml or .json file"
 
 
+# policy kinds of other engines (Kyverno's CEL policies, Kubernetes admission policies): recognised so
+# that they are reported as not supported, never passed over in silence
+UNSUPPORTED_POLICY_KINDS = {
+    "policies.kyverno.io": ("ValidatingPolicy", "NamespacedValidatingPolicy", "ImageValidatingPolicy",
+                            "NamespacedImageValidatingPolicy", "MutatingPolicy", "NamespacedMutatingPolicy",
+                            "GeneratingPolicy", "NamespacedGeneratingPolicy", "DeletingPolicy",
+                            "NamespacedDeletingPolicy"),
+    "admissionregistration.k8s.io": ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class UnsupportedPolicy:
+    """A policy of a kind this engine does not evaluate, where it was found."""
+
+    api_version: str
+    kind: str
+    name: str
+    location: Location
+
+    @property
+    def message(self) -> str:
+        return (f"not supported: {self.kind} {self.name!r} ({self.api_version}) is not evaluated; "
+                "only kyverno.io ClusterPolicy and Policy documents are")
+
+
 @dataclass(slots=True)
 class PolicySet:
     """Policies loaded from files; invalid ones are kept as located errors, never dropped."""
@@ -23,13 +49,22 @@ class PolicySet:
     policies: list[Policy] = field(default_factory=list)
     errors: list[PolicyError] = field(default_factory=list)
     invalid_names: set[str] = field(default_factory=set)
-    other_documents: list[YamlDocument] = field(default_factory=list)
+    unsupported: list[UnsupportedPolicy] = field(default_factory=list)
 
     def extend(self, other: PolicySet) -> None:
         self.policies += other.policies
         self.errors += other.errors
         self.invalid_names |= other.invalid_names
-        self.other_documents += other.other_documents
+        self.unsupported += other.unsupported
+
+
+def _unsupported(doc: YamlDocument, data: dict) -> UnsupportedPolicy | None:
+    api_version, kind = str(data.get("apiVersion") or ""), str(data.get("kind") or "")
+    if kind not in UNSUPPORTED_POLICY_KINDS.get(api_version.rpartition("/")[0], ()):
+        return None
+    meta = data.get("metadata")
+    name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+    return UnsupportedPolicy(api_version, kind, name, doc.locate(""))
 
 
 def iter_yaml_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
@@ -66,7 +101,7 @@ def _policy_documents(doc: YamlDocument) -> Iterator[tuple[YamlDocument, str]]:
 
 
 def load_policy_text(text: str | bytes, path: str) -> PolicySet:
-    """Policies in one file's text; non-policy documents are kept aside for the caller."""
+    """Policies in one file's text; other documents (tests, resources, values) are passed over."""
     result = PolicySet()
     try:
         documents = list(iter_documents(text, path, keep_nodes=True))
@@ -79,7 +114,9 @@ def load_policy_text(text: str | bytes, path: str) -> PolicySet:
             if not isinstance(data, dict) or data.get("kind") not in ("ClusterPolicy", "Policy") or not str(
                 data.get("apiVersion", "")
             ).startswith("kyverno.io/"):
-                result.other_documents.append(sub)
+                unsupported = _unsupported(sub, data) if isinstance(data, dict) else None
+                if unsupported is not None:
+                    result.unsupported.append(unsupported)
                 continue
             try:
                 result.policies.append(parse_policy(data))

@@ -28,7 +28,7 @@ from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ReportError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
-from scanner.policies import WHAT_IS_A_POLICY, PolicySet, load_exceptions, load_policies
+from scanner.policies import WHAT_IS_A_POLICY, PolicySet, UnsupportedPolicy, load_exceptions, load_policies
 from scanner.runtime import importing
 from scanner.scan_workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
 from scanner.sources.directory import DirectorySource, root_problem
@@ -77,6 +77,7 @@ class ScanOutcome:
     exit_code: int
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)  # source -> reason -> documents
     empty_sources: tuple[str, ...] = ()  # read without failing, but no Kubernetes resource found
+    unsupported_policies: tuple[str, ...] = ()  # "path:line: not supported: ..." of policies not evaluated
 
 
 class PolicySetError(PolicyError):
@@ -126,7 +127,9 @@ def load_config_policies(config: Config) -> PolicySet:
     if not result.policies:
         places = ", ".join(loc.path if loc.path is not None else f"{redact(loc.git.url)} ({loc.git.path or '.'})"
                            for loc in config.policies if loc.path is not None or loc.git is not None)
-        raise PolicyError(f"no policies found in {places}: {WHAT_IS_A_POLICY}")
+        kinds = sorted({u.kind for u in result.unsupported})
+        found = f" (found only kinds not supported: {', '.join(kinds)})" if kinds else ""
+        raise PolicyError(f"no policies found in {places}{found}: {WHAT_IS_A_POLICY}")
     return result
 
 
@@ -234,6 +237,11 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tup
 def _error_row(e: SourceErrorRecord) -> records.ErrorRecord:
     return records.ErrorRecord(message=e.message, kind=e.kind, source=e.source,
                                path=e.location.path or "", line=e.location.line)
+
+
+def _unsupported_row(policy: UnsupportedPolicy) -> records.ErrorRecord:
+    return records.ErrorRecord(message=policy.message, kind="unsupported", path=policy.location.path or "",
+                               line=policy.location.line)
 
 
 _FAIL, _ENFORCE = RuleStatus.FAIL.value, FailureAction.ENFORCE.value
@@ -425,11 +433,12 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,
                                               config_digest=config.digest)) as writer:
             writer.add_policies(policy_record(p) for p in policy_set.policies)
+            writer.add_errors([_unsupported_row(u) for u in policy_set.unsupported])
             for source_run in runs.values():
                 writer.add_source(_source_record(source_run.cfg, source_run.source))
                 writer.add_errors([_error_row(e) for e in source_run.errors])
             collect = _Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
-            collect.tally.errors += sum(len(r.errors) for r in runs.values())
+            collect.tally.errors += sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
             workers.collect(collect)
             workers.close()
             collect.flush()
@@ -461,6 +470,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         reports=tuple(reports), exit_code=exit_code_for(config, tally),
         skipped={name: dict(sorted(r.skipped.items())) for name, r in runs.items() if r.skipped},
         empty_sources=tuple(name for name, r in runs.items() if not r.fatal and not r.resources),
+        unsupported_policies=tuple(f"{u.location}: {u.message}" for u in policy_set.unsupported),
     )
 
 

@@ -156,10 +156,13 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
         resource_rows.append((prov.source, ident.api_version, ident.kind, ident.name or "", ident.namespace or "",
                               prov.path, prov.document, prov.item, prov.line, prov.commit or ""))
         for policy in index.for_kind(view.kind):
-            request = plain
+            request, seen, seen_view = plain, data, view
             if values.global_values or values.resource_values:
                 request = Request(operation=values.operation(policy.name, view.name), namespace_labels=labels)
-            for r in evaluate_policy(policy, data, request, view, env):
+                seen = values.object_for(policy.name, view.name, data)
+                if seen is not data:
+                    seen_view = values.resource_view(seen)
+            for r in evaluate_policy(policy, seen, request, seen_view, env):
                 # ``_value_``: the member's plain string, without the enum's ``value`` property
                 result_rows.append((position, intern(r.policy), intern(r.rule), r.status._value_, intern(r.message),
                                     intern(r.path), r.action._value_, intern(r.declared_rule)))

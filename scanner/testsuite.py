@@ -314,7 +314,11 @@ def _compare(suite: Suite) -> list[TestRow]:
         key = (id(resource), policy.key, operation)
         if key not in cache:
             request = _request(suite, policy, resource, operation, labels)
-            cache[key] = evaluate_policy(policy, resource, request, views[id(resource)], env)
+            view = views[id(resource)]
+            seen = suite.values.object_for(policy.name, view.name, resource)
+            if seen is not resource:
+                view = suite.values.resource_view(seen)
+            cache[key] = evaluate_policy(policy, seen, request, view, env)
         return cache[key]
 
     rows: list[TestRow] = []
@@ -326,10 +330,12 @@ def _compare(suite: Suite) -> list[TestRow]:
         policy = policies.get(policy_name)
         if policy is None:
             invalid = policy_name in suite.policies.invalid_names
-            reason = "invalid policy" if invalid else "policy not found"
+            unsupported = next((u for u in suite.policies.unsupported if u.name == policy_name), None)
+            reason = ("invalid policy" if invalid else unsupported.message if unsupported is not None
+                      else "policy not found")
+            actual = "skip" if invalid else "notsupported" if unsupported is not None else "notfound"
             rows.append(TestRow(policy_name, rule, str(entry.get("kind") or ""), "",
-                                ",".join(names), expected, "skip" if invalid else "notfound",
-                                invalid, reason))
+                                ",".join(names), expected, actual, invalid, reason))
             continue
         accepted = {rule, f"autogen-{rule}", f"autogen-cronjob-{rule}"} if rule else None
         for resource in _candidates(suite.resources, entry, names):

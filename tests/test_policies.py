@@ -14,3 +14,23 @@ def test_policy_text_with_a_malformed_policy_keeps_the_others() -> None:
     assert [p.name for p in result.policies] == ["ok"]
     assert [str(e) for e in result.errors] == ["p.yaml:12:11 (/metadata/name): invalid policy <unnamed>: "
                                                "metadata.name is required"]
+
+
+VPOL = ("apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: vpol}\n"
+        "spec: {validations: [{expression: 'true'}]}\n")
+VAP = ("apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: vap}\n"
+       "spec: {validations: [{expression: 'true'}]}\n")
+OTHERS = ("apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n"
+          "metadata: {name: b}\n---\napiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\n"
+          "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+
+
+def test_policy_text_reports_policies_of_other_engines_as_not_supported() -> None:
+    """A policy this engine does not evaluate is never passed over in silence; tests, resources and
+    bindings in the same folder are simply not policies."""
+    result = load_policy_text("---\n".join((GOOD, VPOL, VAP, OTHERS)), "p.yaml")
+    assert [p.name for p in result.policies] == ["ok"] and result.errors == []
+    assert [(u.kind, u.name, str(u.location)) for u in result.unsupported] == [
+        ("ValidatingPolicy", "vpol", "p.yaml:10:1"), ("ValidatingAdmissionPolicy", "vap", "p.yaml:15:1")]
+    assert result.unsupported[0].message == ("not supported: ValidatingPolicy 'vpol' (policies.kyverno.io/v1) is "
+                                             "not evaluated; only kyverno.io ClusterPolicy and Policy documents are")

@@ -56,8 +56,12 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     policy_set = load_policies(policy_paths)
     for err in policy_set.errors:
         click.echo(f"error: {err}", err=True)
+    for unsupported in policy_set.unsupported:
+        click.echo(f"error: {unsupported.location}: {unsupported.message}", err=True)
     if not policy_set.policies and not policy_set.errors:
-        raise ScannerError(f"no policies found in {', '.join(policy_paths)}: {WHAT_IS_A_POLICY}")
+        kinds = sorted({u.kind for u in policy_set.unsupported})
+        found = f" (found only kinds not supported: {', '.join(kinds)})" if kinds else ""
+        raise ScannerError(f"no policies found in {', '.join(policy_paths)}{found}: {WHAT_IS_A_POLICY}")
     values = _read_parsed(values_file, parse_values) if values_file else Values()
     user = _read_parsed(userinfo, parse_userinfo) if userinfo else None
     errors: list[ManifestError] = []
@@ -84,7 +88,9 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         for policy in index.for_kind(view.kind):
             request = Request(operation=values.operation(policy.name, view.name), user=user,
                               namespace_labels=namespace_labels)
-            for result in evaluate_policy(policy, loaded.resource, request, view, env):
+            seen = values.object_for(policy.name, view.name, loaded.resource)
+            seen_view = view if seen is loaded.resource else values.resource_view(seen)
+            for result in evaluate_policy(policy, seen, request, seen_view, env):
                 if audit_warn and result.status is RuleStatus.FAIL and _policy_action(policy) is FailureAction.AUDIT:
                     result = _as_warn(result)
                 evaluated.append((loaded, policy, result))
@@ -101,8 +107,8 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
     else:
         _print_summary(evaluated)
-    if policy_set.errors or exception_errors:
-        return 2  # invalid policies or exceptions (the valid ones were still applied)
+    if policy_set.errors or policy_set.unsupported or exception_errors:
+        return 2  # invalid or unsupported policies, invalid exceptions (the valid ones were still applied)
     enforce_fail = any(r.status is RuleStatus.FAIL and r.action is FailureAction.ENFORCE for _, _, r in evaluated)
     has_error = any(r.status is RuleStatus.ERROR for _, _, r in evaluated)
     return 1 if enforce_fail or has_error or errors else 0

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from scanner.engine.api_paths import namespace_problem
+from scanner.engine.dotted import set_path, split_dotted
 from scanner.engine.gofmt import sprint, to_json, type_name
 from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath_dialect import (
@@ -60,39 +61,6 @@ class ContextLoader(Protocol):
     def api_call(self, url_path: str, method: str, data: Any) -> Any:
         """The JSON answer of a Kubernetes API GET/POST; raises ``ContextError`` if unknown and
         ``NotServed`` when no source answers such calls."""
-
-
-def split_dotted(key: str) -> list[str]:
-    """Split a values key on dots; a double-quoted segment may contain dots (spec 7.6)."""
-    parts, buf, quoted = [], [], False
-    for ch in key:
-        if ch == '"':
-            quoted = not quoted
-        elif ch == "." and not quoted:
-            parts.append("".join(buf))
-            buf = []
-        else:
-            buf.append(ch)
-    parts.append("".join(buf))
-    return parts
-
-
-def set_path(tree: dict, keys: list[str], value: Any, merge: bool = True) -> dict:
-    """A copy of ``tree`` with ``value`` written at ``keys`` (maps merge when ``merge``)."""
-    out = dict(tree)
-    if len(keys) == 1:
-        old = out.get(keys[0])
-        if merge and isinstance(old, dict) and isinstance(value, dict):
-            merged = dict(old)
-            for k, v in value.items():
-                merged = set_path(merged, [k], v, merge)
-            out[keys[0]] = merged
-        else:
-            out[keys[0]] = value
-        return out
-    child = out.get(keys[0])
-    out[keys[0]] = set_path(child if isinstance(child, dict) else {}, keys[1:], value, merge)
-    return out
 
 
 def compute_images(resource: dict) -> dict | None:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from scanner.engine.dotted import set_path, split_dotted
 from scanner.engine.match import ResourceView, UserInfo
 
 
@@ -38,6 +39,22 @@ class Values:
         (a ``request.operation: CONNECT`` value is visible to expressions but evaluated as CREATE)."""
         op = self.for_resource(policy, resource).get("request.operation")
         return op if op in ("UPDATE", "DELETE") else "CREATE"
+
+    def object_for(self, policy: str, name: str, resource: dict) -> dict:
+        """The resource (named ``name``) as ``policy`` sees it: values that write into
+        ``request.object`` (``request.oldObject`` for a DELETE) change it, as the CLI reads the
+        resource back from the context after adding the values; the same object when none does."""
+        values = self.for_resource(policy, name)
+        field_name = "oldObject" if self.operation(policy, name) == "DELETE" else "object"
+        written = [(keys, value) for keys, value in ((split_dotted(k), v) for k, v in values.items())
+                   if keys[:2] == ["request", field_name]]
+        if not written:
+            return resource
+        tree: dict[str, Any] = {"request": {field_name: resource}}
+        for keys, value in written:
+            tree = set_path(tree, keys, value)
+        changed = tree["request"][field_name]
+        return changed if isinstance(changed, dict) else resource
 
     def labels_of(self, namespace: str) -> dict[str, Any] | None:
         return self.namespace_labels.get(namespace)

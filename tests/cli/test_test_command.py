@@ -363,3 +363,47 @@ def test_test_command_verifies_signed_manifests(tmp_path: pathlib.Path, capsys: 
     code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
     [row] = json.loads(out)["tests"][0]["results"]
     assert (row["actual"], row["ok"], code) == ("pass", True, 0), row
+
+
+VPOL = ("apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: vpol}\n"
+        "spec: {validations: [{expression: 'true'}]}\n")
+
+
+def test_apply_reports_a_policy_of_a_kind_not_supported_and_exits_2(tmp_path: pathlib.Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "policy.yaml").write_text((CASES / "pattern-anchors" / "policy.yaml").read_text() + "---\n" + VPOL)
+    code, out, err = run(capsys, "apply", str(tmp_path / "policy.yaml"), "--resource",
+                         str(CASES / "pattern-anchors" / "resources.yaml"), "--output", "json")
+    assert code == 2 and json.loads(out)  # the ClusterPolicy was still applied
+    assert f"error: {tmp_path / 'policy.yaml'}:" in err and "not supported: ValidatingPolicy 'vpol'" in err
+
+
+def test_test_command_expectation_of_a_policy_of_a_kind_not_supported_fails(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = _suite(tmp_path, HEADER + "results:\n- {policy: vpol, kind: Pod, resources: [pinned], result: pass}\n")
+    (suite / "policy.yaml").write_text((suite / "policy.yaml").read_text() + "---\n" + VPOL)
+    code, out, _ = run(capsys, "test", str(suite), "--output", "json")
+    [row] = json.loads(out)["tests"][0]["results"]
+    assert (row["actual"], row["ok"], code) == ("notsupported", False, 1)
+    assert row["reason"].startswith("not supported: ValidatingPolicy 'vpol' (policies.kyverno.io/v1)")
+
+
+def test_test_command_values_written_into_the_object_decide_matching(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As the CLI reads the resource back from the context: an annotation given as a value matches."""
+    (tmp_path / "policy.yaml").write_text(
+        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: owned}\nspec:\n  rules:\n  - name: r\n"
+        "    match: {any: [{resources: {kinds: [Role], annotations: {example.io/owner: platform}}}]}\n"
+        "    validate: {deny: {}}\n")
+    (tmp_path / "resources.yaml").write_text(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: role, namespace: a}\n")
+    (tmp_path / "values.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\npolicies:\n- name: owned\n  resources:\n"
+        "  - name: role\n    values:\n      request.object.metadata.annotations.\"example.io/owner\": platform\n")
+    (tmp_path / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
+        "resources: [resources.yaml]\nvariables: values.yaml\n"
+        "results:\n- {policy: owned, rule: r, kind: Role, resources: [role], result: fail}\n")
+    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
+    [row] = json.loads(out)["tests"][0]["results"]
+    assert (row["actual"], row["ok"], code) == ("fail", True, 0)

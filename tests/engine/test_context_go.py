@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from scanner.engine.context import ContextError, VariableContext, compute_images, set_path, split_dotted
+from scanner.engine.context import ContextError, VariableContext, compute_images
+from scanner.engine.dotted import set_path, split_dotted
 from scanner.engine.gofmt import text as go_text
 from scanner.engine.jmespath_dialect import JMESPathError, default_evaluator
 from scanner.engine.match import UserInfo

@@ -166,6 +166,48 @@ spec:
     assert [(str(r.status), r.message) for r in got] == results
 
 
+ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "a"}}
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    pytest.param({"request.object.metadata.annotations.\"example.io/owner\"": "platform"},
+                 {**ROLE, "metadata": {**ROLE["metadata"], "annotations": {"example.io/owner": "platform"}}},
+                 id="a-quoted-key-writes-an-annotation"),
+    pytest.param({"request.object.metadata": {"labels": {"a": "b"}}},
+                 {**ROLE, "metadata": {**ROLE["metadata"], "labels": {"a": "b"}}}, id="maps-merge"),
+    pytest.param({"request.operation": "DELETE", "request.object.metadata.labels.a": "b"}, ROLE,
+                 id="a-delete-reads-the-old-object"),
+    pytest.param({"request.operation": "DELETE", "request.oldObject.metadata.labels.a": "b"},
+                 {**ROLE, "metadata": {**ROLE["metadata"], "labels": {"a": "b"}}}, id="a-delete-old-object-value"),
+    pytest.param({"request.namespace": "x"}, ROLE, id="other-values-leave-it"),
+])
+def test_values_written_into_the_object_change_what_the_policy_sees(values: dict, expected: dict) -> None:
+    """The CLI reads the resource back from the context after adding the values."""
+    parsed = parse_values({"policies": [{"name": "p", "resources": [{"name": "r", "values": values}]}]})
+    seen = parsed.object_for("p", "r", ROLE)
+    assert seen == expected and ROLE["metadata"] == {"name": "r", "namespace": "a"}
+    assert (seen is ROLE) == (expected is ROLE)
+    assert parsed.object_for("other", "r", ROLE) is ROLE
+
+
+def test_values_written_into_the_object_decide_matching() -> None:
+    compiled = parse_policy(y("""
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Role], annotations: {example.io/owner: platform}}}]}
+    validate: {deny: {}}
+"""))
+    values = parse_values({"policies": [{"name": "p", "resources": [
+        {"name": "r", "values": {"request.object.metadata.annotations.\"example.io/owner\"": "platform"}}]}]})
+    seen = values.object_for("p", "r", ROLE)
+    assert evaluate_policy(compiled, ROLE) == []
+    assert [str(r.status) for r in evaluate_policy(compiled, seen, view=values.resource_view(seen))] == ["fail"]
+
+
 def test_userinfo_unknown_field_is_refused() -> None:
     with pytest.raises(ValuesError, match=r"^userInfo.name is not a known field$"):
         parse_userinfo({"userInfo": {"name": "u"}})

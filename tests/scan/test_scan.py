@@ -272,3 +272,34 @@ def test_scan_whose_every_source_failed_is_a_failed_run(project: Project, capsys
     assert code == 3 and out.startswith("run 1: failed in ")
     with Store(f"sqlite:///{project.db}") as store:
         assert store.latest_run_id() is None  # never the latest finished scan
+
+
+def test_scan_records_policies_of_kinds_not_supported_as_errors(project: Project, capsys) -> None:
+    """A ValidatingPolicy next to the ClusterPolicies is not evaluated: the run says so, located."""
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (project.base / "policies" / "vpol.yaml").write_text(
+        "apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: vpol}\n"
+        "spec: {validations: [{expression: 'true'}]}\n")
+    code = main(["scan", "--config", str(project.config(fail_on="never")), "-q"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "errors:    1" in out
+    where = project.base / "policies" / "vpol.yaml"
+    assert (f"warning: {where}:1:1: not supported: ValidatingPolicy 'vpol' (policies.kyverno.io/v1) is not "
+            "evaluated; only kyverno.io ClusterPolicy and Policy documents are") in err
+    assert main(["scan", "--config", str(project.config(fail_on="enforce")), "-q"]) == 1  # a CI gate sees it
+    capsys.readouterr()
+    with Store(f"sqlite:///{project.db}") as store:
+        [error] = store.run_errors(store.latest_run_id())
+        assert (error.kind, error.path, error.line) == ("unsupported", str(where), 1)
+        assert error.message.startswith("not supported: ValidatingPolicy 'vpol'")
+    (project.base / "policies" / "require-team.yaml").unlink()
+    assert main(["scan", "--config", str(project.config())]) == 2
+    assert "no policies found in" in capsys.readouterr().err
+
+
+def test_scan_without_policies_names_the_kinds_it_found_but_does_not_support(project: Project, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (project.base / "policies" / "require-team.yaml").write_text(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: vap}\n")
+    assert main(["scan", "--config", str(project.config())]) == 2
+    assert " (found only kinds not supported: ValidatingAdmissionPolicy): a policy is" in capsys.readouterr().err
