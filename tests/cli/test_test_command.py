@@ -178,6 +178,18 @@ def _suite(tmp_path: pathlib.Path, test: str) -> pathlib.Path:
     return suite
 
 
+TEST_HEAD = "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
+
+
+def _run_suite(capsys: pytest.CaptureFixture[str], folder: pathlib.Path, files: dict[str, str]) -> list[dict]:
+    """Write a suite's files, run it (it must pass) and return its result rows."""
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    code, out, _ = run(capsys, "test", str(folder), "--output", "json")
+    assert code == 0, out
+    return json.loads(out)["tests"][0]["results"]
+
+
 @pytest.mark.parametrize(("test", "error"), [
     pytest.param(HEADER.replace("metadata: {name: s}", "metadata: s") + "results:\n" + ROW,
                  "metadata: must be a mapping", id="metadata-string"),
@@ -248,20 +260,19 @@ def test_test_command_selects_the_resources_an_expectation_names(
 
 def test_test_command_inline_values_win_over_the_variables_file(tmp_path: pathlib.Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "policy.yaml").write_text(
-        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: no-x}\nspec:\n  rules:\n  - name: team\n"
-        "    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate:\n      deny:\n        conditions:\n"
-        "          any: [{key: '{{ request.object.metadata.labels.team }}', operator: Equals, value: x}]\n")
-    (tmp_path / "r.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {team: a}}\n")
-    (tmp_path / "values.yaml").write_text("apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\n"
-                                          "globalValues: {request.object.metadata.labels.team: a}\n")
-    (tmp_path / "kyverno-test.yaml").write_text(
-        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
-        "resources: [r.yaml]\nvariables: values.yaml\nvalues: {globalValues: {request.object.metadata.labels.team: x}}\n"
-        "results:\n- {policy: no-x, rule: team, resources: [web], result: fail}\n")
-    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
-    [row] = json.loads(out)["tests"][0]["results"]
-    assert (row["actual"], code) == ("fail", 0)
+    [row] = _run_suite(capsys, tmp_path, {
+        "policy.yaml": "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: no-x}\nspec:\n  rules:\n"
+                       "  - name: team\n    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate:\n      deny:\n"
+                       "        conditions:\n          any: [{key: '{{ request.object.metadata.labels.team }}', "
+                       "operator: Equals, value: x}]\n",
+        "r.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {team: a}}\n",
+        "values.yaml": "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\n"
+                       "globalValues: {request.object.metadata.labels.team: a}\n",
+        "kyverno-test.yaml": TEST_HEAD + "resources: [r.yaml]\nvariables: values.yaml\n"
+                             "values: {globalValues: {request.object.metadata.labels.team: x}}\n"
+                             "results:\n- {policy: no-x, rule: team, resources: [web], result: fail}\n",
+    })
+    assert row["actual"] == "fail"
 
 
 @pytest.mark.parametrize("text", ["", "# nothing here\n", "- a\n"])
@@ -351,18 +362,17 @@ def test_test_command_verifies_signed_manifests(tmp_path: pathlib.Path, capsys: 
 
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"},
               "data": {"k": "v"}}
-    (tmp_path / "resources.yaml").write_text(yaml.safe_dump(signed(config, SIGN_A)))
-    (tmp_path / "policy.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "signed"},
-        "spec": {"rules": [{"name": "check", "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
-                            "validate": {"manifests": {"attestors": [{"entries": [{"keys": {"publicKeys": PEM_A}}]}]}}}]}}))
-    (tmp_path / "kyverno-test.yaml").write_text(
-        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
-        "resources: [resources.yaml]\nresults:\n- {policy: signed, rule: check, kind: ConfigMap, resources: [cm], "
-        "result: pass}\n")
-    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
-    [row] = json.loads(out)["tests"][0]["results"]
-    assert (row["actual"], row["ok"], code) == ("pass", True, 0), row
+    [row] = _run_suite(capsys, tmp_path, {
+        "resources.yaml": yaml.safe_dump(signed(config, SIGN_A)),
+        "policy.yaml": yaml.safe_dump({
+            "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "signed"},
+            "spec": {"rules": [{"name": "check", "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+                                "validate": {"manifests": {"attestors": [
+                                    {"entries": [{"keys": {"publicKeys": PEM_A}}]}]}}}]}}),
+        "kyverno-test.yaml": TEST_HEAD + "resources: [resources.yaml]\nresults:\n- {policy: signed, rule: check, "
+                             "kind: ConfigMap, resources: [cm], result: pass}\n",
+    })
+    assert (row["actual"], row["ok"]) == ("pass", True), row
 
 
 VPOL = ("apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: vpol}\n"
@@ -391,19 +401,15 @@ def test_test_command_expectation_of_a_policy_of_a_kind_not_supported_fails(
 def test_test_command_values_written_into_the_object_decide_matching(
         tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As the CLI reads the resource back from the context: an annotation given as a value matches."""
-    (tmp_path / "policy.yaml").write_text(
-        "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: owned}\nspec:\n  rules:\n  - name: r\n"
-        "    match: {any: [{resources: {kinds: [Role], annotations: {example.io/owner: platform}}}]}\n"
-        "    validate: {deny: {}}\n")
-    (tmp_path / "resources.yaml").write_text(
-        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: role, namespace: a}\n")
-    (tmp_path / "values.yaml").write_text(
-        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\npolicies:\n- name: owned\n  resources:\n"
-        "  - name: role\n    values:\n      request.object.metadata.annotations.\"example.io/owner\": platform\n")
-    (tmp_path / "kyverno-test.yaml").write_text(
-        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
-        "resources: [resources.yaml]\nvariables: values.yaml\n"
-        "results:\n- {policy: owned, rule: r, kind: Role, resources: [role], result: fail}\n")
-    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
-    [row] = json.loads(out)["tests"][0]["results"]
-    assert (row["actual"], row["ok"], code) == ("fail", True, 0)
+    [row] = _run_suite(capsys, tmp_path, {
+        "policy.yaml": "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: owned}\nspec:\n  rules:\n"
+                       "  - name: r\n    match: {any: [{resources: {kinds: [Role], annotations: "
+                       "{example.io/owner: platform}}}]}\n    validate: {deny: {}}\n",
+        "resources.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: role, namespace: a}\n",
+        "values.yaml": "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\npolicies:\n- name: owned\n  resources:\n"
+                       "  - name: role\n    values:\n      request.object.metadata.annotations.\"example.io/owner\": platform\n",
+        "kyverno-test.yaml": TEST_HEAD + "resources: [resources.yaml]\nvariables: values.yaml\n"
+                             "results:\n- {policy: owned, rule: r, kind: Role, resources: [role], result: fail}\n",
+    })
+    assert (row["actual"], row["ok"]) == ("fail", True)
+

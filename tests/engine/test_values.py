@@ -10,7 +10,7 @@ from scanner.engine.jmespath_dialect import default_evaluator
 from scanner.engine.policy import parse_policy
 from scanner.engine.values import ValuesError, parse_userinfo, parse_values
 
-from .conftest import y
+from .conftest import policy
 
 
 def test_values_document_parts() -> None:
@@ -151,16 +151,8 @@ def test_values_subresources_map_an_object_to_its_parent_kind(entries: list, res
     pytest.param("[Scale]", [], id="the-object-kind-does-not-match"),
 ])
 def test_values_subresources_decide_which_rules_match(kinds: str, results: list) -> None:
-    compiled = parse_policy(y(f"""
-apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata: {{name: p}}
-spec:
-  rules:
-  - name: r
-    match: {{any: [{{resources: {{kinds: {kinds}}}}}]}}
-    validate: {{pattern: {{spec: {{replicas: 2}}}}}}
-"""))
+    compiled = parse_policy(policy(f"[{{name: r, match: {{any: [{{resources: {{kinds: {kinds}}}}}]}}, "
+                                   "validate: {pattern: {spec: {replicas: 2}}}}]"))
     view = parse_values({"subresources": [SCALE_ENTRY]}).resource_view(SCALE)
     got = evaluate_policy(compiled, SCALE, view=view)
     assert [(str(r.status), r.message) for r in got] == results
@@ -191,16 +183,8 @@ def test_values_written_into_the_object_change_what_the_policy_sees(values: dict
 
 
 def test_values_written_into_the_object_decide_matching() -> None:
-    compiled = parse_policy(y("""
-apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata: {name: p}
-spec:
-  rules:
-  - name: r
-    match: {any: [{resources: {kinds: [Role], annotations: {example.io/owner: platform}}}]}
-    validate: {deny: {}}
-"""))
+    compiled = parse_policy(policy("[{name: r, match: {any: [{resources: {kinds: [Role], "
+                                   "annotations: {example.io/owner: platform}}}]}, validate: {deny: {}}}]"))
     values = parse_values({"policies": [{"name": "p", "resources": [
         {"name": "r", "values": {"request.object.metadata.annotations.\"example.io/owner\"": "platform"}}]}]})
     seen = values.object_for("p", "r", ROLE)
