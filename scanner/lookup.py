@@ -11,27 +11,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from scanner.engine.context import ContextError
-
-
-def plural(kind: str) -> str:
-    """The API resource name of a kind (``NetworkPolicy`` -> ``networkpolicies``, ``Gateway`` ->
-    ``gateways``): the names real API servers serve, which the policies' URL paths use."""
-    lower = kind.lower()
-    if lower.endswith("s") or lower.endswith("x") or lower.endswith("ch") or lower.endswith("sh"):
-        return lower if lower.endswith("endpoints") else lower + "es"
-    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
-        return lower[:-1] + "ies"
-    return lower + "s"
+from scanner.engine.kinds import not_found, plural
 
 
 def _namespace_and_name(resource: dict) -> tuple[str, str]:
     meta = resource.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
-
-
-def _not_found(api_version: str, resource: str, name: str) -> str:
-    group = api_version.rpartition("/")[0]
-    return f'{resource}.{group} "{name}" not found' if group else f'{resource} "{name}" not found'
 
 
 class ResourceLookup:
@@ -112,7 +97,7 @@ class ResourceLookup:
         found = self._items.get((api_version, resource), {}).get((namespace, name))
         if found is None:
             raise ContextError(f"failed to GET resource with raw url: {url}: "
-                               f"{_not_found(api_version, resource, name)}")
+                               f"{not_found(api_version, resource, name)}")
         return found
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scanner.engine.context import ContextError
-from scanner.lookup import ResourceLookup, plural
+from scanner.engine.kinds import plural
+from scanner.lookup import ResourceLookup
 
 
 def _cm(name: str, namespace: str, role: str) -> dict:

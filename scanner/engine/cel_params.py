@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scanner.engine.cel_env import CelCompileError, CelResult
+from scanner.engine.kinds import not_found, plural
 from scanner.engine.types import RuleStatus
 
 NOT_FOUND_ACTIONS = ("Allow", "Deny")
@@ -79,36 +80,27 @@ def plan_param_lookup(
     if param_kind_namespaced:
         namespace = spec.namespace or resource_namespace
         if not namespace:
-            return _with_error(
-                lookup,
-                "cannot resolve namespaced parameters for a "
-                "cluster-scoped resource without paramRef.namespace",
-            )
+            return _with_error(lookup, "can't use namespaced paramRef to match cluster-scoped resources")
         return ParamLookup(lookup.api_version, lookup.kind, namespace, lookup.name, lookup.selector)
     if spec.namespace:
-        return _with_error(
-            lookup, f"paramRef.namespace is set but paramKind {spec.kind} is cluster-scoped"
-        )
+        return _with_error(lookup, "paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
     return lookup
 
 
+PARAM_ERROR = "error in parameterized resource: "  # the handler's words before CollectParams' error
+
+
 def _with_error(lookup: ParamLookup, error: str) -> ParamLookup:
-    return ParamLookup(
-        lookup.api_version,
-        lookup.kind,
-        lookup.namespace,
-        lookup.name,
-        lookup.selector,
-        error=f"error in parameterized resource: {error}",
-    )
+    return ParamLookup(lookup.api_version, lookup.kind, lookup.namespace, lookup.name, lookup.selector,
+                       error=PARAM_ERROR + error)
 
 
 def missing_params_result(spec: CelParamSpec, rule_name: str) -> CelResult:
-    """No parameter object found: ``error`` under ``Deny``, otherwise ``pass`` with
-    nothing evaluated."""
+    """No parameter object found: ``error`` when one was named (the API server's not-found) or
+    under ``Deny``, otherwise ``pass`` with nothing evaluated."""
+    if spec.name:
+        missing = not_found(spec.api_version, plural(spec.kind), spec.name)
+        return CelResult(RuleStatus.ERROR, PARAM_ERROR + missing)
     if spec.not_found_action == "Deny":
-        return CelResult(
-            RuleStatus.ERROR,
-            f"no params found for {spec.api_version}/{spec.kind} (parameterNotFoundAction: Deny)",
-        )
+        return CelResult(RuleStatus.ERROR, PARAM_ERROR + "no params found")
     return CelResult(RuleStatus.PASS, f"Validation rule '{rule_name}' passed.")

@@ -128,8 +128,8 @@ class _Evaluation:
                                         spec.get("version"), spec.get("exclude") or [],
                                         exception_excludes or None, exception_keys or ())
             return pss.status, pss.message, ""
-        if handler == "cel":
-            return self._cel(rule)
+        if handler == "cel":  # validate_cel.go: no response when the policy's VAP was generated
+            return None if self.policy.vap_generated else self._cel(rule)
         if handler == "manifests":
             from scanner.engine.manifests import evaluate_manifests  # with cryptography: only when used
 

@@ -104,6 +104,14 @@ class Policy:
     def scored(self) -> bool:
         return self.annotations.get("policies.kyverno.io/scored", "true") != "false"
 
+    @property
+    def vap_generated(self) -> bool:
+        """Whether the policy's status says a ValidatingAdmissionPolicy was generated from it (a
+        policy exported from a cluster): the API server then runs its CEL rules, not Kyverno."""
+        status = self.raw.get("status")
+        vap = status.get("validatingadmissionpolicy") if isinstance(status, dict) else None
+        return isinstance(vap, dict) and vap.get("generated") is True
+
     def rules_for(self, kind: str) -> list[Rule]:
         """The rules evaluated for a resource of ``kind``, in Kyverno's order (spec 10.2)."""
         cached = self._by_kind.get(kind)
