@@ -43,7 +43,8 @@ class PolicyException:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
     def names_rule(self, policy_key: str, rule: str) -> bool:
-        return any(policy == policy_key and any(wildcard.match(r, rule) for r in rules)
+        """Whether an entry names the policy and the rule; both are glob patterns (``Contains``)."""
+        return any(wildcard.match(policy, policy_key) and any(wildcard.match(r, rule) for r in rules)
                    for policy, rules in self.entries)
 
     def matches(self, view: ResourceView, request: Request, substitute: Callable[[Any], Any] | None) -> bool:
@@ -81,7 +82,7 @@ def parse_exception(doc: dict) -> PolicyException:
         raw_entries = []
     for i, entry in enumerate(raw_entries):
         if not isinstance(entry, dict) or not entry.get("policyName"):
-            problems.append((f"/spec/exceptions/{i}/policyName", "an exception requires a policy name"))
+            problems.append((f"/spec/exceptions/{i}/policyName", "An exception requires a policy name"))
             continue
         rules = entry.get("ruleNames")
         if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):

@@ -125,7 +125,7 @@ def test_scan_bad_values_and_exception_files_are_located(project: Project, capsy
     code = main(["scan", "--config", str(project.config(extra="exceptions: [exception.yaml]"))])
     assert code == 2
     assert (f"error: 1 invalid policy exception:\n  {project.base / 'exception.yaml'}:5:16 "
-            "(/spec/exceptions/0/policyName): invalid PolicyException e: an exception requires a policy name"
+            "(/spec/exceptions/0/policyName): invalid PolicyException e: An exception requires a policy name"
             ) in capsys.readouterr().err
     assert not project.db.exists()
 
