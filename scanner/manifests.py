@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from scanner.engine.normalize import normalize_resource
 from scanner.errors import Location, ManifestError
-from scanner.policies import iter_yaml_files
+from scanner.policies import STDIN, iter_yaml_files
 from scanner.yamldoc import iter_documents
 
 
@@ -26,18 +26,23 @@ def is_kubernetes_object(data: object) -> bool:
 
 
 def iter_resources(
-    paths: Iterable[str | os.PathLike[str]], errors: list[ManifestError]
+    paths: Iterable[str | os.PathLike[str]], errors: list[ManifestError], stdin: bytes | None = None
 ) -> Iterator[LoadedResource]:
-    """Resources in files and directories; unreadable input is appended to ``errors``."""
+    """Resources in files and directories (``-``: the ``stdin`` text); unreadable input is appended
+    to ``errors``."""
     for path in iter_yaml_files(paths):
+        name = str(path)
+        if name == STDIN and stdin is not None:
+            text, name = stdin, "<stdin>"
+        else:
+            try:
+                text = path.read_bytes()
+            except OSError as exc:
+                errors.append(ManifestError(f"cannot read file: {exc.strerror}", Location(name)))
+                continue
         try:
-            text = path.read_bytes()
-        except OSError as exc:
-            errors.append(ManifestError(f"cannot read file: {exc.strerror}", Location(str(path))))
-            continue
-        try:
-            for doc in iter_documents(text, str(path), split_lists=True):
+            for doc in iter_documents(text, name, split_lists=True):
                 if is_kubernetes_object(doc.data):
-                    yield LoadedResource(normalize_resource(doc.data), str(path), doc.index, doc.item, doc.line)
+                    yield LoadedResource(normalize_resource(doc.data), name, doc.index, doc.item, doc.line)
         except ManifestError as exc:
             errors.append(exc)

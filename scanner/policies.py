@@ -68,14 +68,15 @@ def _unsupported(doc: YamlDocument, data: dict) -> UnsupportedPolicy | None:
 
 
 def iter_yaml_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """Files named directly, and YAML/JSON files under directories (recursively, sorted)."""
+    """Files named directly, and YAML/JSON files under directories (recursively, sorted); hidden
+    files and folders under a directory are left out, as the Kyverno CLI leaves them out."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             for dirpath, dirnames, filenames in os.walk(path):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 for name in sorted(filenames):
-                    if name.endswith(YAML_SUFFIXES):
+                    if name.endswith(YAML_SUFFIXES) and not name.startswith("."):
                         yield Path(dirpath) / name
         else:
             yield path
@@ -128,10 +129,17 @@ def load_policy_text(text: str | bytes, path: str) -> PolicySet:
     return result
 
 
-def load_policies(paths: Iterable[str | os.PathLike[str]]) -> PolicySet:
-    """Load every policy under ``paths``; unreadable files become located errors."""
+STDIN = "-"  # a path that stands for the standard input (read by the caller, given as ``stdin``)
+
+
+def load_policies(paths: Iterable[str | os.PathLike[str]], stdin: bytes | None = None) -> PolicySet:
+    """Load every policy under ``paths`` (``-``: the ``stdin`` text); unreadable files become
+    located errors."""
     result = PolicySet()
     for path in iter_yaml_files(paths):
+        if str(path) == STDIN and stdin is not None:
+            result.extend(load_policy_text(stdin, "<stdin>"))
+            continue
         try:
             text = path.read_bytes()
         except OSError as exc:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from scanner.policies import load_policy_text
+from pathlib import Path
+
+from scanner.policies import load_policies, load_policy_text
 
 GOOD = ("apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: ok}\nspec:\n  rules:\n"
         "  - name: r\n    match: {any: [{resources: {kinds: [Pod]}}]}\n    validate: {pattern: {metadata: {name: '?*'}}}\n")
@@ -34,3 +36,13 @@ def test_policy_text_reports_policies_of_other_engines_as_not_supported() -> Non
         ("ValidatingPolicy", "vpol", "p.yaml:10:1"), ("ValidatingAdmissionPolicy", "vap", "p.yaml:15:1")]
     assert result.unsupported[0].message == ("not supported: ValidatingPolicy 'vpol' (policies.kyverno.io/v1) is "
                                              "not evaluated; only kyverno.io ClusterPolicy and Policy documents are")
+
+
+def test_policy_folders_leave_hidden_files_out(tmp_path: Path) -> None:
+    """As the Kyverno CLI's loader: ``.swp``-style hidden files in a folder are not read; a hidden file
+    named directly is."""
+    (tmp_path / "ok.yaml").write_text(GOOD)
+    (tmp_path / ".editor.yaml").write_text("kind: ClusterPolicy\nmetadata: {name: [\n")
+    result = load_policies([tmp_path])
+    assert [p.name for p in result.policies] == ["ok"] and result.errors == []
+    assert load_policies([tmp_path / ".editor.yaml"]).errors

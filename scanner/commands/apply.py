@@ -21,7 +21,7 @@ from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_val
 from scanner.errors import Location, ManifestError, ScannerError
 from scanner.lookup import ResourceLookup
 from scanner.manifests import LoadedResource, iter_resources
-from scanner.policies import WHAT_IS_A_POLICY, load_exceptions, load_policies
+from scanner.policies import STDIN, WHAT_IS_A_POLICY, load_exceptions, load_policies
 from scanner.yamldoc import load_documents, load_yaml_value, load_yaml_values
 
 
@@ -40,9 +40,10 @@ def _read_parsed(path: str, parse: Callable[[Any], Any]) -> Any:
 
 
 @click.command("apply")
-@click.argument("policy_paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("policy_paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @click.option("--resource", "-r", "resources", multiple=True, required=True,
-              type=click.Path(exists=True), help="Manifest file or directory (repeatable).")
+              type=click.Path(exists=True, allow_dash=True),
+              help="Manifest file or directory (repeatable); - reads the standard input.")
 @click.option("--values-file", "-f", type=click.Path(exists=True, dir_okay=False), help="Kyverno Values file.")
 @click.option("--userinfo", "-u", type=click.Path(exists=True, dir_okay=False), help="Kyverno UserInfo file.")
 @click.option("--output", "-o", type=click.Choice(["table", "json", "policy-report"]), default="table",
@@ -52,8 +53,12 @@ def _read_parsed(path: str, parse: Callable[[Any], Any]) -> Any:
               help="PolicyException file or directory (repeatable).")
 def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file: str | None,
           userinfo: str | None, output: str, audit_warn: bool, exception_paths: tuple[str, ...]) -> int:
-    """Apply the policies under POLICY_PATHS to the manifests given with --resource."""
-    policy_set = load_policies(policy_paths)
+    """Apply the policies under POLICY_PATHS (- reads the standard input) to the manifests given
+    with --resource."""
+    if (*policy_paths, *resources).count(STDIN) > 1:
+        raise click.UsageError("the standard input (-) can be read once: give it to the policies or to --resource")
+    stdin = sys.stdin.buffer.read() if STDIN in (*policy_paths, *resources) else None
+    policy_set = load_policies(policy_paths, stdin)
     for err in policy_set.errors:
         click.echo(f"error: {err}", err=True)
     for unsupported in policy_set.unsupported:
@@ -70,7 +75,7 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     for err in exception_errors:
         click.echo(f"error: {err}", err=True)
     index = PolicyIndex(policy_set.policies)
-    loaded_resources = list(iter_resources(resources, errors))
+    loaded_resources = list(iter_resources(resources, errors, stdin))
     if not loaded_resources and not errors:
         click.echo(f"warning: no Kubernetes resources found in {', '.join(resources)}", err=True)
     lookup = ResourceLookup(r.resource for r in loaded_resources)
