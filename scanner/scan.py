@@ -7,18 +7,14 @@ main process reads the sources and streams results to the store in batches.
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
-import multiprocessing
 import os
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from queue import Empty
 from typing import Any, Protocol
 
 from scanner import __version__
@@ -30,7 +26,8 @@ from scanner.errors import ConfigError, Location, PolicyError, ReportError, Scan
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import WHAT_IS_A_POLICY, PolicySet, UnsupportedPolicy, load_exceptions, load_policies
 from scanner.runtime import importing
-from scanner.scan_workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
+from scanner.scan_pool import WorkerPool
+from scanner.scan_workers import EvaluationSetup, ShardTask
 from scanner.sources.directory import DirectorySource, root_problem
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitOptions, GitSource, redact
@@ -292,75 +289,15 @@ class _Collector:
             if failure:
                 self.fail(run, f"source failed: {failure}")
 
+    def worker_failed(self, task: ShardTask, error: BaseException) -> None:
+        run = self.runs[task.source]
+        run.done += 1
+        self.fail(run, f"worker failed: {type(error).__name__}: {error}")
+
     def fail(self, run: _SourceRun, message: str) -> None:
         run.fatal.append(message)
         self.writer.add_errors([_error_row(SourceErrorRecord(run.cfg.name, "source", message, _location(run.cfg)))])
         self.tally.errors += 1
-
-
-class _Workers:
-    """The worker processes of a scan, or this process alone (``jobs == 1``).
-
-    They are forked first thing, while no thread runs (the run's heartbeat thread comes
-    later), so that starting them is instant and safe, and they inherit the policies this
-    process compiled. Where threads already run (under the scheduler) they start from a
-    fork server instead and compile the policies themselves. ``close`` stops them at once,
-    whatever they are doing.
-    """
-
-    def __init__(self, setup: EvaluationSetup, jobs: int, compiled: Compiled) -> None:
-        self.setup, self.compiled = setup, compiled
-        self.pool: concurrent.futures.ProcessPoolExecutor | None = None
-        self.tasks: list[ShardTask] = []
-        self.futures: dict[concurrent.futures.Future[None], ShardTask] = {}
-        if jobs == 1:
-            return
-        if threading.active_count() == 1:
-            context = multiprocessing.get_context("fork")
-            setup_worker(setup, compiled=compiled)  # the workers inherit it
-        else:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["scanner.scan_workers"])
-        self.queue = context.Queue(maxsize=16 * jobs)
-        self.stop = context.Event()
-        self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=setup_process,
-                                                           initargs=(setup, self.queue, self.stop))
-        self.pool.submit(int)  # forks every worker now
-
-    def add(self, tasks: list[ShardTask]) -> None:
-        """Hand tasks out; their messages queue up until ``collect`` reads them."""
-        self.tasks += tasks
-        if self.pool is not None:
-            self.futures.update((self.pool.submit(run_task, task), task) for task in tasks)
-
-    def collect(self, collect: _Collector) -> None:
-        """Feed every message of the tasks to ``collect`` until all tasks are done."""
-        if self.pool is None:
-            setup_worker(self.setup, compiled=self.compiled)
-            for task in self.tasks:
-                run_task(task, collect)
-            return
-        finished: set[int] = set()
-        while len(finished) < len(self.tasks):
-            try:
-                message = self.queue.get(timeout=0.5)
-            except Empty:
-                for future, task in self.futures.items():
-                    if task.task_id not in finished and future.done() and future.exception() is not None:
-                        finished.add(task.task_id)
-                        collect.runs[task.source].done += 1
-                        error = future.exception()
-                        collect.fail(collect.runs[task.source], f"worker failed: {type(error).__name__}: {error}")
-                continue
-            collect(message)
-            if message[0] == "done":
-                finished.add(message[1])
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.stop.set()
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
 
 
 def source_fatal_errors(errors: list[SourceErrorRecord]) -> list[SourceErrorRecord]:
@@ -413,7 +350,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         lookup = _prepass(selected, config)
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookup)
     jobs = jobs or config.scan.jobs or os.cpu_count() or 1
-    workers = _Workers(setup, jobs, (policy_set.policies, exceptions))
+    workers = WorkerPool(setup, jobs, (policy_set.policies, exceptions))
     store = None
     try:
         prepared: dict[str, _SourceRun] = {}
@@ -439,7 +376,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
                 writer.add_errors([_error_row(e) for e in source_run.errors])
             collect = _Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
             collect.tally.errors += sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
-            workers.collect(collect)
+            workers.collect(collect, collect.worker_failed)
             workers.close()
             collect.flush()
             tally = collect.tally

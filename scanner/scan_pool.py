@@ -1,0 +1,77 @@
+"""The worker processes of a scan: forked (or started from a fork server), handed shard tasks, and
+read until every task reported back."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import threading
+from collections.abc import Callable
+from queue import Empty
+
+from scanner.scan_workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
+
+
+class WorkerPool:
+    """The worker processes of a scan, or this process alone (``jobs == 1``).
+
+    They are forked first thing, while no thread runs (the run's heartbeat thread comes
+    later), so that starting them is instant and safe, and they inherit the policies this
+    process compiled. Where threads already run (under the scheduler) they start from a
+    fork server instead and compile the policies themselves. ``close`` stops them at once,
+    whatever they are doing.
+    """
+
+    def __init__(self, setup: EvaluationSetup, jobs: int, compiled: Compiled) -> None:
+        self.setup, self.compiled = setup, compiled
+        self.pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self.tasks: list[ShardTask] = []
+        self.futures: dict[concurrent.futures.Future[None], ShardTask] = {}
+        if jobs == 1:
+            return
+        if threading.active_count() == 1:
+            context = multiprocessing.get_context("fork")
+            setup_worker(setup, compiled=compiled)  # the workers inherit it
+        else:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["scanner.scan_workers"])
+        self.queue = context.Queue(maxsize=16 * jobs)
+        self.stop = context.Event()
+        self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=setup_process,
+                                                           initargs=(setup, self.queue, self.stop))
+        self.pool.submit(int)  # forks every worker now
+
+    def add(self, tasks: list[ShardTask]) -> None:
+        """Hand tasks out; their messages queue up until ``collect`` reads them."""
+        self.tasks += tasks
+        if self.pool is not None:
+            self.futures.update((self.pool.submit(run_task, task), task) for task in tasks)
+
+    def collect(self, handle: Callable[[tuple], None], failed: Callable[[ShardTask, BaseException], None]) -> None:
+        """Feed every message of the tasks to ``handle`` until all tasks are done; a worker that
+        died with a task is reported to ``failed``."""
+        if self.pool is None:
+            setup_worker(self.setup, compiled=self.compiled)
+            for task in self.tasks:
+                run_task(task, handle)
+            return
+        finished: set[int] = set()
+        while len(finished) < len(self.tasks):
+            try:
+                message = self.queue.get(timeout=0.5)
+            except Empty:
+                for future, task in self.futures.items():
+                    error = future.exception() if task.task_id not in finished and future.done() else None
+                    if error is not None:
+                        finished.add(task.task_id)
+                        failed(task, error)
+                continue
+            handle(message)
+            if message[0] == "done":
+                finished.add(message[1])
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.stop.set()
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
