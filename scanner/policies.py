@@ -51,6 +51,12 @@ class PolicySet:
     invalid_names: set[str] = field(default_factory=set)
     unsupported: list[UnsupportedPolicy] = field(default_factory=list)
 
+    def nothing_found(self, places: str) -> str:
+        """The message when ``places`` held no policy, naming the kinds found but not supported."""
+        kinds = sorted({u.kind for u in self.unsupported})
+        found = f" (found only kinds not supported: {', '.join(kinds)})" if kinds else ""
+        return f"no policies found in {places}{found}: {WHAT_IS_A_POLICY}"
+
     def extend(self, other: PolicySet) -> None:
         self.policies += other.policies
         self.errors += other.errors

@@ -24,7 +24,7 @@ from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ReportError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
-from scanner.policies import WHAT_IS_A_POLICY, PolicySet, UnsupportedPolicy, load_exceptions, load_policies
+from scanner.policies import PolicySet, UnsupportedPolicy, load_exceptions, load_policies
 from scanner.runtime import importing
 from scanner.scan_pool import WorkerPool
 from scanner.scan_workers import EvaluationSetup, ShardTask
@@ -124,9 +124,7 @@ def load_config_policies(config: Config) -> PolicySet:
     if not result.policies:
         places = ", ".join(loc.path if loc.path is not None else f"{redact(loc.git.url)} ({loc.git.path or '.'})"
                            for loc in config.policies if loc.path is not None or loc.git is not None)
-        kinds = sorted({u.kind for u in result.unsupported})
-        found = f" (found only kinds not supported: {', '.join(kinds)})" if kinds else ""
-        raise PolicyError(f"no policies found in {places}{found}: {WHAT_IS_A_POLICY}")
+        raise PolicyError(result.nothing_found(places))
     return result
 
 

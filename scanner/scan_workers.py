@@ -159,9 +159,7 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
             request, seen, seen_view = plain, data, view
             if values.global_values or values.resource_values:
                 request = Request(operation=values.operation(policy.name, view.name), namespace_labels=labels)
-                seen = values.object_for(policy.name, view.name, data)
-                if seen is not data:
-                    seen_view = values.resource_view(seen)
+                seen, seen_view = values.seen_by(policy.name, data, view)
             for r in evaluate_policy(policy, seen, request, seen_view, env):
                 # ``_value_``: the member's plain string, without the enum's ``value`` property
                 result_rows.append((position, intern(r.policy), intern(r.rule), r.status._value_, intern(r.message),

@@ -314,10 +314,7 @@ def _compare(suite: Suite) -> list[TestRow]:
         key = (id(resource), policy.key, operation)
         if key not in cache:
             request = _request(suite, policy, resource, operation, labels)
-            view = views[id(resource)]
-            seen = suite.values.object_for(policy.name, view.name, resource)
-            if seen is not resource:
-                view = suite.values.resource_view(seen)
+            seen, view = suite.values.seen_by(policy.name, resource, views[id(resource)])
             cache[key] = evaluate_policy(policy, seen, request, view, env)
         return cache[key]
 

@@ -21,7 +21,7 @@ from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_val
 from scanner.errors import Location, ManifestError, ScannerError
 from scanner.lookup import ResourceLookup
 from scanner.manifests import LoadedResource, iter_resources
-from scanner.policies import STDIN, WHAT_IS_A_POLICY, load_exceptions, load_policies
+from scanner.policies import STDIN, load_exceptions, load_policies
 from scanner.yamldoc import load_documents, load_yaml_value, load_yaml_values
 
 
@@ -64,9 +64,7 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     for unsupported in policy_set.unsupported:
         click.echo(f"error: {unsupported.location}: {unsupported.message}", err=True)
     if not policy_set.policies and not policy_set.errors:
-        kinds = sorted({u.kind for u in policy_set.unsupported})
-        found = f" (found only kinds not supported: {', '.join(kinds)})" if kinds else ""
-        raise ScannerError(f"no policies found in {', '.join(policy_paths)}{found}: {WHAT_IS_A_POLICY}")
+        raise ScannerError(policy_set.nothing_found(", ".join(policy_paths)))
     values = _read_parsed(values_file, parse_values) if values_file else Values()
     user = _read_parsed(userinfo, parse_userinfo) if userinfo else None
     errors: list[ManifestError] = []
@@ -93,8 +91,7 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         for policy in index.for_kind(view.kind):
             request = Request(operation=values.operation(policy.name, view.name), user=user,
                               namespace_labels=namespace_labels)
-            seen = values.object_for(policy.name, view.name, loaded.resource)
-            seen_view = view if seen is loaded.resource else values.resource_view(seen)
+            seen, seen_view = values.seen_by(policy.name, loaded.resource, view)
             for result in evaluate_policy(policy, seen, request, seen_view, env):
                 if audit_warn and result.status is RuleStatus.FAIL and _policy_action(policy) is FailureAction.AUDIT:
                     result = _as_warn(result)

@@ -56,6 +56,11 @@ class Values:
         changed = tree["request"][field_name]
         return changed if isinstance(changed, dict) else resource
 
+    def seen_by(self, policy: str, resource: dict, view: ResourceView) -> tuple[dict, ResourceView]:
+        """The resource and its view as ``policy`` sees them (see ``object_for``)."""
+        seen = self.object_for(policy, view.name, resource)
+        return (resource, view) if seen is resource else (seen, self.resource_view(seen))
+
     def labels_of(self, namespace: str) -> dict[str, Any] | None:
         return self.namespace_labels.get(namespace)
 
