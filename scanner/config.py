@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scanner.engine.normalize import describe_type
 from scanner.errors import ConfigError, Location, ManifestError
 from scanner.yamldoc import YamlDocument, load_documents
 
@@ -111,7 +112,7 @@ class _Reader:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(keys, f"must be a mapping, not {_type(value)}")
+            raise self.fail(keys, f"must be a mapping, not {describe_type(value)}")
         for key in value:
             if key not in allowed:
                 hint = f" (known keys: {', '.join(sorted(allowed))})"
@@ -124,7 +125,7 @@ class _Reader:
                 raise self.fail(keys, "is required")
             return None
         if not isinstance(value, str) or (required and not value):
-            raise self.fail(keys, f"must be a non-empty string, not {_type(value)}")
+            raise self.fail(keys, f"must be a non-empty string, not {describe_type(value)}")
         return value
 
     def strings(self, value: Any, keys: list[str | int]) -> tuple[str, ...]:
@@ -182,7 +183,7 @@ class _Reader:
             raise self.fail(keys, f"must be at most {MAX_NAME} characters, not {len(value)}")
         if value is None or isinstance(value, str):
             return value or None
-        raise self.fail(keys, f"must be a string, not {_type(value)}: quote it (unquoted, YAML reads a tag "
+        raise self.fail(keys, f"must be a string, not {describe_type(value)}: quote it (unquoted, YAML reads a tag "
                               "like 1.10 as the number 1.1 and a commit like 0123456 as 42798)")
 
 
@@ -191,11 +192,6 @@ def _dotted(keys: list[str | int]) -> str:
     for k in keys:
         out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
     return out
-
-
-def _type(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), type(value).__name__)
 
 
 _TOP = {"database", "policies", "values", "exceptions", "sources", "reports", "schedule", "scan"}

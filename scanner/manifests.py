@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from scanner.engine.normalize import normalize_resource
+from scanner.engine.normalize import normalize_resource, object_problem
 from scanner.errors import Location, ManifestError
 from scanner.policies import STDIN, iter_yaml_files
 from scanner.yamldoc import iter_documents
@@ -42,7 +42,12 @@ def iter_resources(
                 continue
         try:
             for doc in iter_documents(text, name, split_lists=True):
-                if is_kubernetes_object(doc.data):
-                    yield LoadedResource(normalize_resource(doc.data), name, doc.index, doc.item, doc.line)
+                if not is_kubernetes_object(doc.data):
+                    continue
+                problem = object_problem(doc.data)
+                if problem is not None:
+                    errors.append(ManifestError(problem, Location(name, doc.line, None, None, doc.index)))
+                    continue
+                yield LoadedResource(normalize_resource(doc.data), name, doc.index, doc.item, doc.line)
         except ManifestError as exc:
             errors.append(exc)

@@ -13,7 +13,7 @@ from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import evaluate_policy
 from scanner.engine.exceptions import PolicyException
 from scanner.engine.match import Request, UserInfo
-from scanner.engine.normalize import normalize_resource
+from scanner.engine.normalize import normalize_resource, object_problem
 from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult, reported_status
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
@@ -105,6 +105,9 @@ def _load_resources(base: Path, files: list[str], warnings: list[str]) -> list[d
         for doc in _load_yaml(base / rel):
             if not isinstance(doc, dict):
                 continue
+            problem = object_problem(doc) if doc.get("apiVersion") is not None and doc.get("kind") is not None else None
+            if problem is not None:
+                raise SuiteError(f"{base / rel}: {problem}")
             resource = normalize_resource(doc)
             meta = resource.get("metadata") or {}
             key = (resource.get("apiVersion"), resource.get("kind"), meta.get("namespace"), meta.get("name"))

@@ -1,4 +1,5 @@
-"""Resources as Kyverno's CLI loads them: namespace defaulting and null maps (spec 0.3)."""
+"""Resources as Kyverno's CLI loads them: namespace defaulting and null maps (spec 0.3), and the
+shape every loader checks first."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from scanner.engine.kinds import is_cluster_scoped
 
+_META_STRINGS = ("name", "namespace", "generateName")
 NULL_MAP_KEYS = frozenset({"annotations", "labels", "matchLabels", "nodeSelector", "data", "stringData"})
 
 
@@ -39,3 +41,32 @@ def normalize_resource(resource: dict) -> dict:
         if isinstance(meta, dict) and not meta.get("namespace"):
             meta["namespace"] = "default"
     return resource
+
+
+def describe_type(value: Any) -> str:
+    """``value``'s YAML type in words: "a mapping", "a list", "a number", ..."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    names = {dict: "a mapping", list: "a list", str: "a string", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def object_problem(data: dict) -> str | None:
+    """Why a document with ``apiVersion`` and ``kind`` cannot be a Kubernetes object (the API
+    server could not decode it), or None: both must be strings, ``metadata`` a mapping, and its
+    ``name``, ``namespace`` and ``generateName`` strings."""
+    for key in ("apiVersion", "kind"):
+        if not isinstance(data[key], str):
+            return f"{key} must be a string, not {describe_type(data[key])}"
+    meta = data.get("metadata")
+    if meta is None:
+        return None
+    if not isinstance(meta, dict):
+        return f"metadata must be a mapping, not {describe_type(meta)}"
+    for key in _META_STRINGS:
+        value = meta.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"metadata.{key} must be a string, not {describe_type(value)}"
+    return None

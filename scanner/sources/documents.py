@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from scanner.engine.kinds import is_cluster_scoped
-from scanner.engine.normalize import normalize_null_maps
+from scanner.engine.normalize import normalize_null_maps, object_problem
 from scanner.errors import Location, ManifestError
 from scanner.sources.provenance import (
     ErrorRecord,
@@ -113,8 +113,7 @@ def resource_from_document(
     """One document (or List item) -> a resource, an error record, or None when skipped."""
     data = doc.data
     where = Location(path, doc.line, None, None, doc.index)
-    if not isinstance(data, dict) or not isinstance(data.get("apiVersion"), str) \
-            or not isinstance(data.get("kind"), str):
+    if not isinstance(data, dict) or data.get("apiVersion") is None or data.get("kind") is None:
         if doc.item is not None:
             stats.errors += 1
             return ErrorRecord(origin.source, "manifest",
@@ -122,6 +121,11 @@ def resource_from_document(
                                "(no apiVersion and kind)", where)
         stats.skipped["not-kubernetes"] += 1
         return None
+    problem = object_problem(data)
+    if problem is not None:
+        stats.errors += 1
+        prefix = "" if doc.item is None else f"List item {doc.item}: "
+        return ErrorRecord(origin.source, "manifest", prefix + problem, where)
     kind = data["kind"]
     if kind in KUSTOMIZE_CONFIG_KINDS and data["apiVersion"].startswith("kustomize.config.k8s.io/"):
         stats.skipped["kustomize-config"] += 1
@@ -132,21 +136,17 @@ def resource_from_document(
     metadata = data.get("metadata")
     if metadata is None:
         metadata = data["metadata"] = {}
-    elif not isinstance(metadata, dict):
-        stats.errors += 1
-        return ErrorRecord(origin.source, "manifest", "metadata is not a mapping", where)
     normalize_null_maps(data)
     defaulted = False
     if not is_cluster_scoped(kind) and not metadata.get("namespace"):
         metadata["namespace"] = "default"
         defaulted = True
     stats.resources += 1
-    name = metadata.get("name")
     uid = metadata.get("uid")
     identity = ResourceIdentity(
         data["apiVersion"], kind,
         None if is_cluster_scoped(kind) else metadata.get("namespace"),
-        name if isinstance(name, str) else None, uid if isinstance(uid, str) else None,
+        metadata.get("name"), uid if isinstance(uid, str) else None,
     )
     provenance = Provenance(origin.source, origin.source_type, path, doc.index,
                             doc.line if rendered_by is None else None, doc.item,

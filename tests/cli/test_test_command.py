@@ -112,6 +112,33 @@ def test_apply_broken_manifest_still_evaluates_the_rest(tmp_path: pathlib.Path,
     assert code == 1
 
 
+@pytest.mark.parametrize(("document", "message"), [
+    ("apiVersion: [v1]\nkind: Pod\nmetadata: {name: a}", "a-bad.yaml:4: apiVersion must be a string, not a list"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: {x: 1}}",
+     "a-bad.yaml:4: metadata.namespace must be a string, not a mapping"),
+])
+def test_apply_object_with_ill_typed_fields_is_an_error_and_the_rest_evaluated(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], document: str, message: str) -> None:
+    case = CASES / "pattern-anchors"
+    (tmp_path / "a-bad.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\n---\n{document}\n")
+    (tmp_path / "b-good.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {hostPID: true}\n")
+    code, out, err = run(capsys, "apply", str(case / "policy.yaml"), "--resource", str(tmp_path))
+    assert f"error: {tmp_path / message}" in err
+    assert "Pod/default/ok" in out
+    assert code == 1
+
+
+def test_test_suite_resource_with_ill_typed_fields_is_a_suite_error(tmp_path: pathlib.Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    case = CASES / "pattern-anchors"
+    for name in ("policy.yaml", "kyverno-test.yaml"):
+        (tmp_path / name).write_text((case / name).read_text())
+    (tmp_path / "resources.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [a]}\n")
+    code, out, _ = run(capsys, "test", str(tmp_path))
+    assert f"{tmp_path / 'resources.yaml'}: metadata.name must be a string, not a list" in out
+    assert code == 1
+
+
 def test_apply_serves_api_calls_and_namespace_labels_from_the_inputs(tmp_path: pathlib.Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "policy.yaml").write_text("""\

@@ -51,7 +51,7 @@ BASE = "policies: [{path: p}]\nsources: [{name: a, export: {path: e.yaml}}]\n"
                      id="missing-policies"),
         pytest.param("policies: [\n", ":2:", "invalid YAML", id="unparseable"),
         pytest.param("policies: [{path: p}]\nsources: [{name: a, git: {url: r, ref: 1.10}}]\n", ":2:",
-                     "sources[0].git.ref: must be a string, not float: quote it",
+                     "sources[0].git.ref: must be a string, not a number: quote it",
                      id="unquoted-numeric-ref"),
         pytest.param("policies: [{path: p}]\nsources: [{name: " + "s" * 256 + ", directory: {path: d}}]\n", ":2:",
                      "sources[0].name: must be at most 255 characters, not 256", id="long-source-name"),

@@ -159,6 +159,20 @@ def test_scan_broken_manifest_is_recorded_and_the_rest_scanned(project: Project,
         store.close()
 
 
+def test_scan_object_with_ill_typed_metadata_is_recorded_and_the_rest_scanned(project: Project, capsys) -> None:
+    bad = "apiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: {team: x}}\nspec: {}\n"
+    project.commit({"apps/a.yaml": pod("a", None) + "---\n" + bad})
+    code, out = scan(capsys, project.config(fail_on="never"))
+    assert code == 0 and "resources: 1" in out and "errors:    1" in out
+    store = Store(f"sqlite:///{project.db}")
+    try:
+        [error] = store.run_errors(store.latest_run_id())
+        assert (error.path, error.line, error.message) == (
+            "apps/a.yaml", 6, "metadata.namespace must be a string, not a mapping")
+    finally:
+        store.close()
+
+
 def test_scan_killed_mid_run_is_marked_interrupted_by_the_next(project: Project, tmp_path: pathlib.Path) -> None:
     many = "---\n".join(pod(f"p{i}", None) for i in range(4000))
     project.commit({"apps/many.yaml": many})

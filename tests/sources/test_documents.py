@@ -1,0 +1,53 @@
+"""Documents -> resources: a document that cannot be a Kubernetes object is a located error, and the
+rest of the file is still read."""
+
+from __future__ import annotations
+
+import pytest
+
+from scanner.sources.documents import Origin, resources_from_text
+from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
+
+GOOD = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good, namespace: apps}\n"
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    ("apiVersion: [v1]\nkind: Pod\nmetadata: {name: a}", "apiVersion must be a string, not a list"),
+    ("apiVersion: v1\nkind: {a: Pod}\nmetadata: {name: a}", "kind must be a string, not a mapping"),
+    ("apiVersion: 1\nkind: Pod\nmetadata: {name: a}", "apiVersion must be a string, not a number"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: [a]", "metadata must be a mapping, not a list"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: [a]}", "metadata.name must be a string, not a list"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: {x: 1}}",
+     "metadata.namespace must be a string, not a mapping"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: 5}", "metadata.name must be a string, not a number"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {generateName: true}", "metadata.generateName must be a string, not a boolean"),
+])
+def test_a_document_that_cannot_be_an_object_is_a_located_error(document, message):
+    stats = SourceStats()
+    items = list(resources_from_text(f"{GOOD}---\n{document}\n---\n{GOOD}", "apps.yaml", Origin("repo", "git"), stats))
+    errors = [i for i in items if isinstance(i, ErrorRecord)]
+    assert [(e.kind, e.message, e.location.path, e.location.line) for e in errors] == [
+        ("manifest", message, "apps.yaml", 5)]
+    assert [i.identity.name for i in items if isinstance(i, Resource)] == ["good", "good"]
+    assert (stats.errors, stats.resources) == (1, 2)
+
+
+def test_a_list_item_that_cannot_be_an_object_names_the_item():
+    text = ("apiVersion: v1\nkind: List\nitems:\n"
+            "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n"
+            "- {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: [x]}}\n")
+    items = list(resources_from_text(text, "dump.yaml", Origin("cluster", "export"), SourceStats()))
+    assert [i.message for i in items if isinstance(i, ErrorRecord)] == [
+        "List item 1: metadata.namespace must be a string, not a list"]
+    assert [i.identity.name for i in items if isinstance(i, Resource)] == ["a"]
+
+
+@pytest.mark.parametrize("document", [
+    "name: values\nreplicas: 3",  # Helm values, CI files: not Kubernetes, skipped and counted
+    "apiVersion: v2\nname: chart",  # a Helm Chart.yaml
+    "kind: Config\nclusters: []",
+])
+def test_documents_without_api_version_and_kind_are_skipped(document):
+    stats = SourceStats()
+    assert list(resources_from_text(document, "x.yaml", Origin("repo", "git"), stats)) == []
+    assert (stats.errors, stats.skipped["not-kubernetes"]) == (0, 1)
