@@ -104,7 +104,7 @@ class Source(Base):
     __tablename__ = "sources"
 
     source_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(255), unique=True)
+    name: Mapped[str] = mapped_column(Text, unique=True)
     type: Mapped[str] = mapped_column(String(16))
     findings_run_id: Mapped[int | None] = mapped_column(
         ForeignKey("runs.run_id", ondelete="SET NULL"))
@@ -120,7 +120,7 @@ class RunSource(Base):
         ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True)
     source_id: Mapped[int] = mapped_column(ForeignKey("sources.source_id"), primary_key=True)
     url: Mapped[str] = mapped_column(Text)
-    ref: Mapped[str] = mapped_column(String(255))
+    ref: Mapped[str] = mapped_column(Text)
     commit_sha: Mapped[str] = mapped_column(String(64))
     commit_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     error: Mapped[str] = mapped_column(Text)
@@ -136,12 +136,12 @@ class Policy(Base):
 
     policy_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     kind: Mapped[str] = mapped_column(String(64))
-    namespace: Mapped[str] = mapped_column(String(253))
-    name: Mapped[str] = mapped_column(String(253))
+    namespace: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)
     digest: Mapped[str] = mapped_column(String(128))
     title: Mapped[str] = mapped_column(Text)
     category: Mapped[str] = mapped_column(Text)
-    severity: Mapped[str] = mapped_column(String(32))
+    severity: Mapped[str] = mapped_column(Text)
     description: Mapped[str] = mapped_column(Text)
     failure_action: Mapped[str] = mapped_column(String(16))
     scored: Mapped[bool] = mapped_column(Boolean)
@@ -165,10 +165,10 @@ class Check(Base):
 
     check_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     policy_kind: Mapped[str] = mapped_column(String(64))
-    policy_namespace: Mapped[str] = mapped_column(String(253))
-    policy_name: Mapped[str] = mapped_column(String(253))
-    rule: Mapped[str] = mapped_column(String(255))
-    declared_rule: Mapped[str] = mapped_column(String(255))
+    policy_namespace: Mapped[str] = mapped_column(Text)
+    policy_name: Mapped[str] = mapped_column(Text)
+    rule: Mapped[str] = mapped_column(Text)
+    declared_rule: Mapped[str] = mapped_column(Text)
 
 
 class Resource(Base):
@@ -178,10 +178,10 @@ class Resource(Base):
 
     resource_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     source_id: Mapped[int] = mapped_column(ForeignKey("sources.source_id"))
-    api_version: Mapped[str] = mapped_column(String(255))
-    kind: Mapped[str] = mapped_column(String(255))
-    namespace: Mapped[str] = mapped_column(String(253))
-    name: Mapped[str] = mapped_column(String(253))
+    api_version: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(Text)
+    namespace: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)
 
 
 class ResourceObservation(Base):
@@ -232,7 +232,7 @@ class RunTally(Base):
         ForeignKey("sources.source_id"), primary_key=True, index=True)
     check_id: Mapped[int] = mapped_column(
         ForeignKey("checks.check_id"), primary_key=True, index=True)
-    namespace: Mapped[str] = mapped_column(String(253), primary_key=True)
+    namespace: Mapped[str] = mapped_column(Text, primary_key=True)
     status: Mapped[str] = mapped_column(String(8), primary_key=True)
     policy_id: Mapped[int] = mapped_column(ForeignKey("policies.policy_id"), index=True)
     count: Mapped[int] = mapped_column(Integer)

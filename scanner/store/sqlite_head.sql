@@ -1,37 +1,10 @@
--- The SQLite schema at revision 0004, as the migrations create it.
+-- The SQLite schema at revision 0005, as the migrations create it.
 -- A new SQLite database is made from this file; written by scripts/write_sqlite_schema.py,
 -- checked against the migrations by tests/store/test_schema.py.
 
 CREATE TABLE scanner_schema_version (
 	version_num VARCHAR(32) NOT NULL, 
 	CONSTRAINT scanner_schema_version_pkc PRIMARY KEY (version_num)
-);
-
-CREATE TABLE checks (
-	check_id INTEGER NOT NULL, 
-	policy_kind VARCHAR(64) NOT NULL, 
-	policy_namespace VARCHAR(253) NOT NULL, 
-	policy_name VARCHAR(253) NOT NULL, 
-	rule VARCHAR(255) NOT NULL, 
-	declared_rule VARCHAR(255) NOT NULL, 
-	CONSTRAINT pk_checks PRIMARY KEY (check_id), 
-	CONSTRAINT uq_checks_policy_kind_policy_namespace_policy_name_rule UNIQUE (policy_kind, policy_namespace, policy_name, rule)
-);
-
-CREATE TABLE policies (
-	policy_id INTEGER NOT NULL, 
-	kind VARCHAR(64) NOT NULL, 
-	namespace VARCHAR(253) NOT NULL, 
-	name VARCHAR(253) NOT NULL, 
-	digest VARCHAR(128) NOT NULL, 
-	title TEXT NOT NULL, 
-	category TEXT NOT NULL, 
-	severity VARCHAR(32) NOT NULL, 
-	description TEXT NOT NULL, 
-	failure_action VARCHAR(16) NOT NULL, 
-	scored BOOLEAN NOT NULL, 
-	CONSTRAINT pk_policies PRIMARY KEY (policy_id), 
-	CONSTRAINT uq_policies_kind_namespace_name_digest UNIQUE (kind, namespace, name, digest)
 );
 
 CREATE TABLE results (
@@ -77,18 +50,6 @@ CREATE INDEX ix_runs_started_at ON runs (started_at);
 
 CREATE INDEX ix_runs_status ON runs (status);
 
-CREATE TABLE resources (
-	resource_id INTEGER NOT NULL, 
-	source_id INTEGER NOT NULL, 
-	api_version VARCHAR(255) NOT NULL, 
-	kind VARCHAR(255) NOT NULL, 
-	namespace VARCHAR(253) NOT NULL, 
-	name VARCHAR(253) NOT NULL, 
-	CONSTRAINT pk_resources PRIMARY KEY (resource_id), 
-	CONSTRAINT fk_resources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
-	CONSTRAINT uq_resources_source_id_api_version_kind_namespace_name UNIQUE (source_id, api_version, kind, namespace, name)
-);
-
 CREATE TABLE run_policies (
 	run_id INTEGER NOT NULL, 
 	policy_id INTEGER NOT NULL, 
@@ -98,27 +59,6 @@ CREATE TABLE run_policies (
 );
 
 CREATE INDEX ix_run_policies_policy_id ON run_policies (policy_id);
-
-CREATE TABLE run_tallies (
-	run_id INTEGER NOT NULL, 
-	source_id INTEGER NOT NULL, 
-	check_id INTEGER NOT NULL, 
-	namespace VARCHAR(253) NOT NULL, 
-	status VARCHAR(8) NOT NULL, 
-	policy_id INTEGER NOT NULL, 
-	count INTEGER NOT NULL, 
-	CONSTRAINT pk_run_tallies PRIMARY KEY (run_id, source_id, check_id, namespace, status), 
-	CONSTRAINT fk_run_tallies_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
-	CONSTRAINT fk_run_tallies_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
-	CONSTRAINT fk_run_tallies_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
-	CONSTRAINT fk_run_tallies_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id)
-);
-
-CREATE INDEX ix_run_tallies_check_id ON run_tallies (check_id);
-
-CREATE INDEX ix_run_tallies_policy_id ON run_tallies (policy_id);
-
-CREATE INDEX ix_run_tallies_source_id ON run_tallies (source_id);
 
 CREATE TABLE scan_errors (
 	error_id INTEGER NOT NULL, 
@@ -203,33 +143,6 @@ CREATE TABLE locks (
 	CONSTRAINT pk_locks PRIMARY KEY (name)
 );
 
-CREATE TABLE "sources" (
-	source_id INTEGER NOT NULL, 
-	name VARCHAR(255) NOT NULL, 
-	type VARCHAR(16) NOT NULL, 
-	findings_run_id INTEGER, 
-	CONSTRAINT pk_sources PRIMARY KEY (source_id), 
-	CONSTRAINT uq_sources_name UNIQUE (name), 
-	CONSTRAINT fk_sources_findings_run_id_runs FOREIGN KEY(findings_run_id) REFERENCES runs (run_id) ON DELETE SET NULL
-);
-
-CREATE TABLE "run_sources" (
-	run_id INTEGER NOT NULL, 
-	source_id INTEGER NOT NULL, 
-	url TEXT NOT NULL, 
-	ref VARCHAR(255) NOT NULL, 
-	commit_sha VARCHAR(64) NOT NULL, 
-	commit_at DATETIME, 
-	error TEXT NOT NULL, 
-	previous_run_id INTEGER, 
-	CONSTRAINT pk_run_sources PRIMARY KEY (run_id, source_id), 
-	CONSTRAINT fk_run_sources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
-	CONSTRAINT fk_run_sources_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
-	CONSTRAINT fk_run_sources_previous_run_id_runs FOREIGN KEY(previous_run_id) REFERENCES runs (run_id) ON DELETE SET NULL
-);
-
-CREATE INDEX ix_run_sources_source_id_run_id ON run_sources (source_id, run_id);
-
 CREATE TABLE run_policy_tallies (
 	run_id INTEGER NOT NULL, 
 	source_id INTEGER NOT NULL, 
@@ -245,3 +158,90 @@ CREATE TABLE run_policy_tallies (
 CREATE INDEX ix_run_policy_tallies_policy_id ON run_policy_tallies (policy_id);
 
 CREATE INDEX ix_run_policy_tallies_source_id ON run_policy_tallies (source_id);
+
+CREATE TABLE "sources" (
+	source_id INTEGER NOT NULL, 
+	name TEXT NOT NULL, 
+	type VARCHAR(16) NOT NULL, 
+	findings_run_id INTEGER, 
+	CONSTRAINT pk_sources PRIMARY KEY (source_id), 
+	CONSTRAINT fk_sources_findings_run_id_runs FOREIGN KEY(findings_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
+	CONSTRAINT uq_sources_name UNIQUE (name)
+);
+
+CREATE TABLE "run_sources" (
+	run_id INTEGER NOT NULL, 
+	source_id INTEGER NOT NULL, 
+	url TEXT NOT NULL, 
+	ref TEXT NOT NULL, 
+	commit_sha VARCHAR(64) NOT NULL, 
+	commit_at DATETIME, 
+	error TEXT NOT NULL, 
+	previous_run_id INTEGER, 
+	CONSTRAINT pk_run_sources PRIMARY KEY (run_id, source_id), 
+	CONSTRAINT fk_run_sources_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
+	CONSTRAINT fk_run_sources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
+	CONSTRAINT fk_run_sources_previous_run_id_runs FOREIGN KEY(previous_run_id) REFERENCES runs (run_id) ON DELETE SET NULL
+);
+
+CREATE INDEX ix_run_sources_source_id_run_id ON run_sources (source_id, run_id);
+
+CREATE TABLE "policies" (
+	policy_id INTEGER NOT NULL, 
+	kind VARCHAR(64) NOT NULL, 
+	namespace TEXT NOT NULL, 
+	name TEXT NOT NULL, 
+	digest VARCHAR(128) NOT NULL, 
+	title TEXT NOT NULL, 
+	category TEXT NOT NULL, 
+	severity TEXT NOT NULL, 
+	description TEXT NOT NULL, 
+	failure_action VARCHAR(16) NOT NULL, 
+	scored BOOLEAN NOT NULL, 
+	CONSTRAINT pk_policies PRIMARY KEY (policy_id), 
+	CONSTRAINT uq_policies_kind_namespace_name_digest UNIQUE (kind, namespace, name, digest)
+);
+
+CREATE TABLE "checks" (
+	check_id INTEGER NOT NULL, 
+	policy_kind VARCHAR(64) NOT NULL, 
+	policy_namespace TEXT NOT NULL, 
+	policy_name TEXT NOT NULL, 
+	rule TEXT NOT NULL, 
+	declared_rule TEXT NOT NULL, 
+	CONSTRAINT pk_checks PRIMARY KEY (check_id), 
+	CONSTRAINT uq_checks_policy_kind_policy_namespace_policy_name_rule UNIQUE (policy_kind, policy_namespace, policy_name, rule)
+);
+
+CREATE TABLE "resources" (
+	resource_id INTEGER NOT NULL, 
+	source_id INTEGER NOT NULL, 
+	api_version TEXT NOT NULL, 
+	kind TEXT NOT NULL, 
+	namespace TEXT NOT NULL, 
+	name TEXT NOT NULL, 
+	CONSTRAINT pk_resources PRIMARY KEY (resource_id), 
+	CONSTRAINT fk_resources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
+	CONSTRAINT uq_resources_source_id_api_version_kind_namespace_name UNIQUE (source_id, api_version, kind, namespace, name)
+);
+
+CREATE TABLE "run_tallies" (
+	run_id INTEGER NOT NULL, 
+	source_id INTEGER NOT NULL, 
+	check_id INTEGER NOT NULL, 
+	namespace TEXT NOT NULL, 
+	status VARCHAR(8) NOT NULL, 
+	policy_id INTEGER NOT NULL, 
+	count INTEGER NOT NULL, 
+	CONSTRAINT pk_run_tallies PRIMARY KEY (run_id, source_id, check_id, namespace, status), 
+	CONSTRAINT fk_run_tallies_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
+	CONSTRAINT fk_run_tallies_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
+	CONSTRAINT fk_run_tallies_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
+	CONSTRAINT fk_run_tallies_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id)
+);
+
+CREATE INDEX ix_run_tallies_check_id ON run_tallies (check_id);
+
+CREATE INDEX ix_run_tallies_policy_id ON run_tallies (policy_id);
+
+CREATE INDEX ix_run_tallies_source_id ON run_tallies (source_id);

@@ -61,8 +61,9 @@ def test_schema_empty_sqlite_file_is_upgraded_on_open(tmp_path: object) -> None:
 
 
 def _schema_script(store: Store) -> list[list[str]]:
-    """The database's schema statements, line by line, the table constraints of each sorted:
-    the migrations' batch steps recreate a table with its constraints in no fixed order."""
+    """The database's schema statements, line by line, in order with the table constraints of
+    each sorted, and its indexes after them sorted: the migrations' batch steps recreate a table
+    with its constraints and indexes in no fixed order."""
     with store.engine.connect() as connection:
         script = sqlite_schema_script(connection)
     statements = []
@@ -70,7 +71,8 @@ def _schema_script(store: Store) -> list[list[str]]:
         lines = statement.strip().splitlines()
         constraints = sorted(line.rstrip(", ") for line in lines if line.startswith("\tCONSTRAINT "))
         statements.append([line for line in lines if not line.startswith("\tCONSTRAINT ")] + constraints)
-    return statements
+    indexes = sorted(s for s in statements if s and s[0].startswith("CREATE INDEX"))
+    return [s for s in statements if not (s and s[0].startswith("CREATE INDEX"))] + indexes
 
 
 def test_schema_new_sqlite_database_is_the_one_the_migrations_make(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from scanner.engine.types import FailureAction, RuleStatus
@@ -111,3 +113,18 @@ def test_writer_tallies_are_the_aggregate_of_the_stored_results(store: Store, us
     counts = {"pass": 18, "fail": 18, "warn": 0, "error": 18, "skip": 18}
     assert store.summarize_run(run.run_id).by_status.as_dict() == counts
     assert store.get_run(run.run_id).run.counts.as_dict() == counts
+
+
+def test_writer_stores_names_longer_than_kubernetes_allows(store: Store) -> None:
+    """Manifests and policies in Git can break Kubernetes' length limits; the store keeps them."""
+    name, namespace, rule = "n" * 300, "s" * 300, "r" * 300
+    record = replace(policy("p" * 300), digest="sha256:0", severity="a severity written as a sentence, not a level")
+    run = store.begin_run(RunStart(started_at=day(0)))
+    run.add_source(SourceRecord(name="source-" + "x" * 300, type=SourceType.GIT, ref="refs/heads/" + "b" * 300))
+    run.add_policies([record])
+    resource = pod(name, namespace=namespace, source="source-" + "x" * 300)
+    assert run.add_result_rows([([resource], [(0, record.name, rule, "fail", "m", "", "Audit", rule)])]) == 1
+    run.finish()
+    [stored] = list(store.iter_run_results(run.run_id))
+    assert (stored.resource.name, stored.resource.namespace, stored.rule, stored.policy.name,
+            stored.policy.severity) == (name, namespace, rule, record.name, record.severity)
