@@ -105,7 +105,12 @@ def parse_exception(doc: dict) -> PolicyException:
     if not isinstance(pod_security, list):
         problems.append(("/spec/podSecurity", "podSecurity must be a list"))
         pod_security = []
+    if pod_security:
+        from scanner.engine.podsecurity import exclude_type_problems
+
+        problems.extend((f"/spec/podSecurity/{i}", problem)
+                        for i, entry in enumerate(pod_security) for problem in exclude_type_problems(entry))
     if problems:
         raise InvalidPolicyError(name or "<unnamed>", problems)
     return PolicyException(name, str(meta.get("namespace") or ""), tuple(entries), match, conditions,
-                           tuple(p for p in pod_security if isinstance(p, dict)), doc)
+                           tuple(pod_security), doc)

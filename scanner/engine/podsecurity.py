@@ -347,10 +347,30 @@ def validate_pod_security_spec(spec: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _exclude_problems(exclude: Any, level: Any) -> list[str]:
+_EXCLUDE_TYPES = (("controlName", "must be a string"), ("images", "must be a list of strings"),
+                  ("restrictedField", "must be a string"), ("values", "must be a list of strings"))
+
+
+def _has_type(value: Any, expected: str) -> bool:
+    if value is None:
+        return True
+    if expected == "must be a string":
+        return isinstance(value, str)
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def exclude_type_problems(exclude: Any) -> list[str]:
+    """The fields of one exclude entry (of a policy or an exception) that do not decode."""
     if not isinstance(exclude, dict):
         return ["must be an object"]
-    problems = []
+    return [f"{key}: Invalid value: {exclude[key]!r}: {expected}" for key, expected in _EXCLUDE_TYPES
+            if not _has_type(exclude.get(key), expected)]
+
+
+def _exclude_problems(exclude: Any, level: Any) -> list[str]:
+    problems = exclude_type_problems(exclude)
+    if problems:  # the entry does not decode: its type errors alone
+        return problems
     name = exclude.get("controlName")
     images = exclude.get("images") or []
     if name not in CONTROL_IDS:

@@ -86,6 +86,16 @@ def test_exceptions_legacy_match_block_is_invalid() -> None:
         pytest.param("{background: false, exceptions: [{policyName: no-host, ruleNames: [no-host-pid]}], "
                      "match: {any: [{resources: {kinds: [Pod]}, subjects: [{kind: User, name: u}]}]}}", True,
                      id="user-info-without-background-allowed"),
+        pytest.param("{exceptions: [{policyName: psa, ruleNames: [restricted]}], "
+                     "match: {any: [{resources: {kinds: [Pod]}}]}, "
+                     "podSecurity: [{controlName: Capabilities, images: [nginx*]}]}", True, id="pod-security-allowed"),
+        pytest.param("{exceptions: [{policyName: psa, ruleNames: [restricted]}], "
+                     "match: {any: [{resources: {kinds: [Pod]}}]}, "
+                     "podSecurity: [{controlName: Capabilities, images: [[nginx*]]}]}", False,
+                     id="pod-security-images-not-strings-rejected"),
+        pytest.param("{exceptions: [{policyName: psa, ruleNames: [restricted]}], "
+                     "match: {any: [{resources: {kinds: [Pod]}}]}, podSecurity: [Capabilities]}", False,
+                     id="pod-security-entry-not-an-object-rejected"),
     ],
 )
 def test_exceptions_validity(spec: str, valid: bool) -> None:

@@ -337,6 +337,15 @@ def test_podsecurity_bad_version_errors() -> None:
                  ["exclude/0/restrictedField"], id="values-need-restricted-field"),
     pytest.param({"level": "restricted", "exclude": [{"controlName": "Nope"}]},
                  ["exclude/0/controlName"], id="unknown-control"),
+    pytest.param({"level": "restricted", "exclude": [{"controlName": {"name": "Capabilities"}}]},
+                 ["exclude/0/controlName"], id="control-name-not-a-string"),
+    pytest.param({"level": "restricted", "exclude": [{"controlName": "Capabilities", "images": [["nginx"], 5]}]},
+                 ["exclude/0/images"], id="images-not-strings"),
+    pytest.param({"level": "restricted", "exclude": [{"controlName": "Capabilities", "images": "nginx"}]},
+                 ["exclude/0/images"], id="images-not-a-list"),
+    pytest.param({"level": "restricted", "exclude": [
+        {"controlName": "Sysctls", "restrictedField": ["spec"], "values": [1]}]},
+        ["exclude/0/restrictedField", "exclude/0/values"], id="restricted-field-and-values-types"),
 ])
 def test_podsecurity_spec_validity(spec: dict[str, Any], problems: list[str]) -> None:
     found = validate_pod_security_spec(spec)
