@@ -300,11 +300,20 @@ def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> Re
     if annotations is not None and not isinstance(annotations, dict):
         problems.append((rp + "/annotations", "annotations must be an object"))
         annotations = None
-    roles = raw.get("roles") or []
+    def user_list(key: str) -> list:
+        value = raw.get(key) or []
+        if not isinstance(value, list):
+            problems.append((f"{pointer}/{key}", f"{key} must be a list"))
+            return []
+        return value
+
+    roles, cluster_roles, subjects = user_list("roles"), user_list("clusterRoles"), user_list("subjects")
+    for i, role in enumerate(cluster_roles):
+        if not isinstance(role, str):
+            problems.append((f"{pointer}/clusterRoles/{i}", "cluster role must be a string"))
     for i, role in enumerate(roles):
         if not isinstance(role, str) or role.count(":") != 1:
             problems.append((f"{pointer}/roles/{i}", "role must look like namespace:name"))
-    subjects = raw.get("subjects") or []
     for i, subj in enumerate(subjects):
         if not isinstance(subj, dict) or subj.get("kind") not in ("User", "Group", "ServiceAccount"):
             problems.append((f"{pointer}/subjects/{i}", "subject kind must be User, Group or ServiceAccount"))
@@ -313,6 +322,8 @@ def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> Re
         elif subj.get("kind") == "ServiceAccount" and not subj.get("namespace"):
             problems.append((f"{pointer}/subjects/{i}", "ServiceAccount subject needs a namespace"))
     name = res.get("name")
+    if name is not None and not isinstance(name, str):
+        problems.append((rp + "/name", "name must be a string"))
     written_empty = any(res.get(key) in ([], {}) for key in _LIST_CONDITIONS)
     written_empty_user_info = any(raw.get(key) == [] for key in ("roles", "clusterRoles", "subjects"))
     return ResourceFilter(
@@ -325,7 +336,7 @@ def parse_filter(raw: dict, problems: list[tuple[str, str]], pointer: str) -> Re
         namespace_selector=selector("namespaceSelector"),
         operations=strings("operations"),
         roles=tuple(r for r in roles if isinstance(r, str)),
-        cluster_roles=tuple(r for r in (raw.get("clusterRoles") or []) if isinstance(r, str)),
+        cluster_roles=tuple(r for r in cluster_roles if isinstance(r, str)),
         subjects=tuple(s for s in subjects if isinstance(s, dict)),
         written_empty=written_empty,
         written_empty_user_info=written_empty_user_info,

@@ -91,6 +91,17 @@ ANY_KINDS = "/spec/rules/0/match/any/0/resources/kinds"
                      "/spec/rules/0/validate/message",
                      "variable 'elementIndex' present outside of foreach at path /validate/message",
                      id="element-index-outside-foreach"),
+        pytest.param(policy(rule(match="{any: [{resources: {kinds: [Pod]}, clusterRoles: 1.5}]}"),
+                            "{background: false}"),
+                     "/spec/rules/0/match/any/0/clusterRoles", "must be a list", id="cluster-roles-not-a-list"),
+        pytest.param(policy(rule(match="{any: [{resources: {kinds: [Pod]}, clusterRoles: [[admin]]}]}"),
+                            "{background: false}"),
+                     "/spec/rules/0/match/any/0/clusterRoles/0", "must be a string", id="cluster-role-not-a-string"),
+        pytest.param(policy(rule(match="{any: [{resources: {kinds: [Pod]}, subjects: {kind: User}}]}"),
+                            "{background: false}"),
+                     "/spec/rules/0/match/any/0/subjects", "must be a list", id="subjects-not-a-list"),
+        pytest.param(policy(rule(extra=", exclude: {any: [{resources: {kinds: [Pod], name: 123}}]}")),
+                     "/spec/rules/0/exclude/any/0/resources/name", "must be a string", id="name-not-a-string"),
     ],
 )
 def test_policy_validity_rejects(doc: dict, pointer: str, text: str) -> None:
