@@ -212,7 +212,10 @@ def evaluate_policy(
             continue
         if evaluation is None:
             evaluation = _Evaluation(policy, resource, request, view, env)
-        outcome = evaluation.run(rule)
+        try:
+            outcome = evaluation.run(rule)
+        except Exception as exc:  # a defect costs this rule its result, not the scan the others'
+            outcome = RuleStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", ""
         if outcome is None:
             continue
         status, message, path = outcome
