@@ -19,7 +19,6 @@ from scanner.errors import ConfigError, Location, ManifestError
 from scanner.yamldoc import YamlDocument, load_documents
 
 DATABASE_ENV = "SCANNER_DATABASE_URL"
-MAX_NAME = 255  # characters of a source name or Git ref the report database keeps
 REPORT_FORMATS = ("html", "json", "audit-html", "audit-json", "sarif", "junit", "policy-report", "openreports")
 FAIL_ON = ("enforce", "fail", "error", "never")
 
@@ -179,8 +178,6 @@ class _Reader:
     def ref(self, value: Any, keys: list[str | int]) -> str | None:
         """A branch, tag or commit. YAML reads an unquoted ``1.10`` as the number 1.1 and
         ``0123456`` as 42798: anything but a string is refused, not converted."""
-        if isinstance(value, str) and len(value) > MAX_NAME:
-            raise self.fail(keys, f"must be at most {MAX_NAME} characters, not {len(value)}")
         if value is None or isinstance(value, str):
             return value or None
         raise self.fail(keys, f"must be a string, not {describe_type(value)}: quote it (unquoted, YAML reads a tag "
@@ -260,8 +257,6 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         s = r.mapping(entry, keys, {"name", "git", "export", "directory", "include", "exclude", "kustomize"})
         name = r.string(s.get("name"), [*keys, "name"], required=True)
         assert name is not None
-        if len(name) > MAX_NAME:  # the report database keeps at most this many characters
-            raise r.fail([*keys, "name"], f"must be at most {MAX_NAME} characters, not {len(name)}")
         if name in names:
             raise r.fail([*keys, "name"], f"duplicate source name {name!r}")
         names.add(name)

@@ -53,8 +53,6 @@ BASE = "policies: [{path: p}]\nsources: [{name: a, export: {path: e.yaml}}]\n"
         pytest.param("policies: [{path: p}]\nsources: [{name: a, git: {url: r, ref: 1.10}}]\n", ":2:",
                      "sources[0].git.ref: must be a string, not a number: quote it",
                      id="unquoted-numeric-ref"),
-        pytest.param("policies: [{path: p}]\nsources: [{name: " + "s" * 256 + ", directory: {path: d}}]\n", ":2:",
-                     "sources[0].name: must be at most 255 characters, not 256", id="long-source-name"),
         pytest.param("policies: [{path: p}]\nsources: [{name: a, git: {url: r, path: apps}}]\n", ":2:",
                      "sources[0].git.path: unknown key", id="git-source-path"),
         pytest.param("policies: [{path: p}]\nsources: [{name: a, directory: {paths: [x, y]}}]\n", ":2:",
