@@ -32,6 +32,7 @@ class GitRef:
     token_env: str | None = None
     ssh_key: str | None = None
     timeout: float = 300.0
+    submodules: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +155,8 @@ class _Reader:
 
     def git(self, value: Any, keys: list[str | int], *, with_path: bool = True) -> GitRef:
         """A Git location; ``path`` (a folder in the repository) only where ``with_path``."""
-        allowed = {"url", "ref", "shallow", "token_env", "ssh_key", "timeout"} | ({"path"} if with_path else set())
+        allowed = {"url", "ref", "shallow", "token_env", "ssh_key", "timeout", "submodules"} | (
+            {"path"} if with_path else set())
         g = self.mapping(value, keys, allowed)
         url = self.string(g.get("url"), [*keys, "url"], required=True)
         assert url is not None
@@ -172,6 +174,7 @@ class _Reader:
             token_env=self.string(g.get("token_env"), [*keys, "token_env"]),
             ssh_key=self.path(ssh_key) if ssh_key else None,
             timeout=float(timeout),
+            submodules=self.boolean(g.get("submodules"), [*keys, "submodules"], False),
         )
 
 

@@ -92,7 +92,7 @@ class PolicySetError(PolicyError):
 def _git_options(ref: Any, config: Config, tree: TreeOptions | None = None) -> GitOptions:
     return GitOptions(url=ref.url, ref=ref.ref, cache_dir=os.path.join(config.scan.cache_dir, "git"),
                       shallow=ref.shallow, token_env=ref.token_env, ssh_key=ref.ssh_key, timeout=ref.timeout,
-                      tree=tree or TreeOptions())
+                      submodules=ref.submodules, tree=tree or TreeOptions())
 
 
 def load_config_policies(config: Config) -> PolicySet:
@@ -211,6 +211,8 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tup
             run.fatal.append(exc.message)
             return run, []
         source.stats.commit = commit
+        if source.unscanned_submodules:
+            run.skipped["submodule"] += source.unscanned_submodules
         tasks = [ShardTask(first_id + i, cfg.name, "git", root=workdir, commit=commit.sha,
                            tree=source.options.tree, shard=shard) for i, shard in enumerate(shards)]
     elif cfg.type == "directory":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from scanner.errors import GitError, Location
 from scanner.sources.documents import Origin, SourceItem
+from scanner.sources.paths import PathFilter
 from scanner.sources.provenance import CommitInfo, ErrorRecord, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 
@@ -47,6 +48,7 @@ class GitOptions:
     token_user: str = "x-access-token"
     ssh_key: str | None = None
     timeout: float = 300.0  # seconds, per network operation
+    submodules: bool = False  # check out submodules (recursively) too
     tree: TreeOptions = field(default_factory=TreeOptions)
 
 
@@ -57,6 +59,7 @@ class GitSource:
         self.name = name
         self.options = options
         self.stats = SourceStats()
+        self.unscanned_submodules = 0  # submodules within the globs, not checked out (set by checkout)
 
     def iter_items(self) -> Iterator[SourceItem]:
         self.stats = SourceStats()
@@ -67,6 +70,8 @@ class GitSource:
             yield ErrorRecord(self.name, "git", exc.message, exc.location or Location())
             return
         self.stats.commit = commit
+        if self.unscanned_submodules:
+            self.stats.skipped["submodule"] += self.unscanned_submodules
         origin = Origin(self.name, self.source_type, commit.sha)
         yield from scan_tree(workdir, origin, self.options.tree, self.stats)
 
@@ -145,6 +150,17 @@ class GitSource:
             repo.git.clean("-ffdx")
         except git.GitCommandError as exc:
             raise self._fail("checkout", exc) from exc
+        self.unscanned_submodules = 0
+        if os.path.exists(os.path.join(path, ".gitmodules")):
+            if self.options.submodules:
+                try:
+                    repo.git.submodule("update", "--init", "--recursive", "--force", *depth, env=env,
+                                       kill_after_timeout=timeout)
+                except git.GitCommandError as exc:
+                    raise self._fail("submodule update", exc) from exc
+            else:
+                globs = self.options.tree.path_filter
+                self.unscanned_submodules = sum(not _left_out(globs, p) for p in _gitlinks(repo, sha))
         commit = repo.commit(sha)
         return path, CommitInfo(sha, commit.committed_datetime, self.options.ref or "HEAD")
 
@@ -167,6 +183,18 @@ class GitSource:
                 raise self._fail(f"ref {ref!r} not found; fetch", exc) from exc
         raise GitError(f"ref {ref or 'HEAD'!r} not found in {redact(self.options.url)}",
                        Location(redact(self.options.url)))
+
+
+def _gitlinks(repo: git.Repo, sha: str) -> list[str]:
+    """The paths of the commit's submodules (its tree's gitlink entries)."""
+    listing = repo.git.ls_tree("-r", "-z", "--full-tree", sha)
+    return [entry.partition("\t")[2] for entry in listing.split("\0") if entry.startswith("160000 ")]
+
+
+def _left_out(globs: PathFilter, folder: str) -> bool:
+    """Whether the walk of the tree never reaches ``folder`` (it or a folder above it is excluded)."""
+    parts = folder.split("/")
+    return any(globs.excludes_folder("/".join(parts[:i])) for i in range(1, len(parts) + 1))
 
 
 def _candidates(ref: str | None) -> list[str]:

@@ -15,7 +15,7 @@ import pytest
 from scanner.cli import main
 from scanner.store.store import Store
 
-from .conftest import Project, pod
+from .conftest import Project, git, pod
 
 
 def scan(capsys: pytest.CaptureFixture[str], config: pathlib.Path, *args: str) -> tuple[int, str]:
@@ -143,6 +143,20 @@ def test_scan_names_what_it_skipped_and_sources_without_resources(project: Proje
     assert "  resources: 2 (1 with results)\n" in out  # no policy matches the ConfigMap
     assert "warning: source ci: no Kubernetes resources found; check its path and include/exclude" in err
     assert "warning: source gitops" not in err
+
+
+def test_scan_counts_submodules_it_does_not_check_out(project: Project, capsys, tmp_path: pathlib.Path) -> None:
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    git(vendor, "init", "-q", "-b", "main")
+    (vendor / "pod.yaml").write_text(pod("v", None))
+    git(vendor, "add", "-A")
+    git(vendor, "commit", "-q", "-m", "vendor")
+    git(project.repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(vendor), "vendor")
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    code, out = scan(capsys, project.config())
+    assert code == 0 and "  resources: 1 (1 with results)\n" in out
+    assert "  skipped:   gitops: 1 submodule\n" in out
 
 
 def test_scan_broken_manifest_is_recorded_and_the_rest_scanned(project: Project, capsys) -> None:

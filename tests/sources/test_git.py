@@ -42,8 +42,8 @@ def origin(make_repo):
     return repo
 
 
-def _source(tmp_path, url, ref=None, **kw) -> GitSource:
-    tree = TreeOptions(limits=YamlLimits(max_nodes=5000))
+def _source(tmp_path, url, ref=None, tree_exclude=(), **kw) -> GitSource:
+    tree = TreeOptions(exclude=tree_exclude, limits=YamlLimits(max_nodes=5000))
     return GitSource("gitops", GitOptions(url, ref, cache_dir=str(tmp_path / "cache"),
                                           tree=tree, **kw))
 
@@ -176,3 +176,38 @@ def test_git_source_renamed_branch_is_not_found_nor_read_stale(tmp_path, origin)
     assert "ref 'main' not found" in errors[0].message
     default, _ = _scan(_source(tmp_path, str(origin.path)))  # the default branch is now trunk
     assert "apps/c.yaml" in default
+
+
+@pytest.fixture
+def with_submodules(make_repo, tmp_path, monkeypatch):
+    """A repository with two submodules (local paths: file transport allowed for the test)."""
+    config = tmp_path / "gitconfig"
+    config.write_text('[protocol "file"]\n\tallow = always\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    shared = make_repo("shared")
+    shared.write("base/shared.yaml", deployment("shared"))
+    shared.commit("shared")
+    vendor = make_repo("vendor")
+    vendor.write("chart.yaml", deployment("vendor"))
+    vendor.commit("vendor")
+    repo = make_repo()
+    repo.write("apps/a.yaml", deployment("a"))
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(shared.path), "apps/shared")
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(vendor.path), "third-party/vendor")
+    repo.commit("with submodules")
+    return repo
+
+
+def test_git_source_counts_submodules_it_does_not_check_out(tmp_path, with_submodules):
+    source = _source(tmp_path, str(with_submodules.path), tree_exclude=("third-party/**",))
+    resources, errors = _scan(source)
+    assert set(resources) == {"apps/a.yaml"} and errors == []
+    assert source.stats.skipped["submodule"] == 1  # third-party/vendor is outside the globs
+
+
+def test_git_source_checks_out_submodules_when_asked(tmp_path, with_submodules):
+    source = _source(tmp_path, str(with_submodules.path), submodules=True)
+    for _ in range(2):  # a cached clone gets them again after its clean
+        resources, errors = _scan(source)
+        assert set(resources) == {"apps/a.yaml", "apps/shared/base/shared.yaml", "third-party/vendor/chart.yaml"}
+        assert errors == [] and source.stats.skipped["submodule"] == 0
