@@ -347,24 +347,20 @@ def validate_pod_security_spec(spec: dict[str, Any]) -> list[str]:
     return problems
 
 
-_EXCLUDE_TYPES = (("controlName", "must be a string"), ("images", "must be a list of strings"),
-                  ("restrictedField", "must be a string"), ("values", "must be a list of strings"))
-
-
-def _has_type(value: Any, expected: str) -> bool:
-    if value is None:
-        return True
-    if expected == "must be a string":
-        return isinstance(value, str)
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
 def exclude_type_problems(exclude: Any) -> list[str]:
     """The fields of one exclude entry (of a policy or an exception) that do not decode."""
     if not isinstance(exclude, dict):
         return ["must be an object"]
-    return [f"{key}: Invalid value: {exclude[key]!r}: {expected}" for key, expected in _EXCLUDE_TYPES
-            if not _has_type(exclude.get(key), expected)]
+    problems = []
+    for key in ("controlName", "restrictedField"):
+        value = exclude.get(key)
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{key}: Invalid value: {value!r}: must be a string")
+    for key in ("images", "values"):
+        value = exclude.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            problems.append(f"{key}: Invalid value: {value!r}: must be a list of strings")
+    return problems
 
 
 def _exclude_problems(exclude: Any, level: Any) -> list[str]:
