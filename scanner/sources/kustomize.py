@@ -168,6 +168,9 @@ def renderer_error(stderr: str) -> str:
     """Kustomize's own message from what the renderer printed last (kubectl's log prefix, its
     quoting and the ``Error:`` of the kustomize binary taken away; several lines joined)."""
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    panics = [ln.strip() for ln in lines if ln.startswith("panic: ")]
+    if panics:  # a crash: its stack trace ends the output, the panic line says what happened
+        return f"kustomize crashed: {panics[0].removeprefix('panic: ')}"
     starts = [i for i, ln in enumerate(lines) if _KLOG.match(ln.strip())]
     text = "\n".join(lines[starts[-1]:]) if starts else (lines[-1] if lines else "")
     match = _KLOG.fullmatch(text.strip())

@@ -79,6 +79,10 @@ class NativeRenderer:
         resources = self._build(directory, ())
         fix_back_references(resources)
         resources.sort(key=legacy_sort_key)
+        for r in resources:  # Kustomize drops an empty (or null) annotations map; labels stay
+            metadata = r.data.get("metadata")
+            if isinstance(metadata, dict) and "annotations" in metadata and not metadata["annotations"]:
+                del metadata["annotations"]
         return [r.data for r in resources]
 
     def _build(self, directory: str, stack: tuple[str, ...]) -> list[NativeResource]:

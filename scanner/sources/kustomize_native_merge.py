@@ -72,7 +72,10 @@ def _merge_map(dest: dict[str, Any], patch: dict[str, Any], path: tuple[str, ...
     if directive == "delete":
         return _DELETE
     if directive == "replace":
-        return added({k: v for k, v in patch.items() if k != "$patch"}, drop_nulls=False)
+        if path and path[-1] == "*":  # kyaml keeps a replaced list element as it was
+            raise UnsupportedKustomization("$patch: replace on a list element")
+        return added({k: v for k, v in patch.items() if k != "$patch"}, drop_nulls=False,
+                     path=path, strategies=strategies)
     if directive is not None:
         raise UnsupportedKustomization(f"$patch: {directive}")
     for key, value in patch.items():
@@ -82,7 +85,7 @@ def _merge_map(dest: dict[str, Any], patch: dict[str, Any], path: tuple[str, ...
         if value is None:
             dest.pop(key, None)
         elif key not in dest:
-            dest[key] = added(value)
+            dest[key] = added(value, path=(*path, key), strategies=strategies)
         elif isinstance(value, dict):
             if not isinstance(current, dict):
                 raise UnsupportedKustomization(f"patch merges a mapping into {key}")
@@ -113,7 +116,7 @@ def _merge_list(dest: list[Any], patch: list[Any], path: tuple[str, ...],
         raise UnsupportedKustomization(f"list {'.'.join(path)} has elements without {key}")
     items = [e for e in patch if not (isinstance(e, dict) and e == {"$patch": "replace"})]
     if len(items) != len(patch):
-        return [added(e) for e in items]
+        return added(items, path=path, strategies=strategies)
     by_key = {e[key]: e for e in dest}
     if len(by_key) != len(dest):
         raise UnsupportedKustomization(f"list {'.'.join(path)} repeats a {key}")
@@ -128,7 +131,7 @@ def _merge_list(dest: list[Any], patch: list[Any], path: tuple[str, ...],
         if value not in by_key:
             if "$patch" in element:
                 raise UnsupportedKustomization("$patch on an element the target lacks")
-            result.append(added(element))
+            result.append(added(element, path=(*path, "*"), strategies=strategies))
             continue
         merged = _merge_map(by_key[value], element, (*path, "*"), strategies)
         if merged is not _DELETE:
@@ -137,11 +140,14 @@ def _merge_list(dest: list[Any], patch: list[Any], path: tuple[str, ...],
     return result
 
 
-def added(value: Any, drop_nulls: bool = True) -> Any:
-    """Patch content for a place the target does not have: nulls in maps dropped.
+def added(value: Any, drop_nulls: bool = True, path: tuple[str, ...] = (),
+          strategies: dict[tuple[str, ...], str | None] | None = None) -> Any:
+    """Patch content for a place the target does not have (at ``path``): nulls in maps dropped.
 
     With ``drop_nulls`` false (content that replaces, where kyaml's handling of nulls
-    is not reproduced) a null raises the fallback signal instead.
+    is not reproduced) a null raises the fallback signal instead. A list with a merge key
+    (in ``strategies``) whose elements lack or repeat it raises it too: kyaml merges such
+    elements into each other.
     """
     if isinstance(value, dict):
         out = {}
@@ -151,10 +157,15 @@ def added(value: Any, drop_nulls: bool = True) -> Any:
             if child is None and not drop_nulls:
                 raise UnsupportedKustomization("null in replacing patch content")
             if child is not None:
-                out[key] = added(child, drop_nulls)
+                out[key] = added(child, drop_nulls, (*path, key), strategies)
         return out
     if isinstance(value, list):
         if any(child is None for child in value):
             raise UnsupportedKustomization("null list element in a patch")
-        return [added(child, drop_nulls) for child in value]
+        key = (strategies or {}).get(path)
+        if key is not None:
+            names = [e.get(key) if isinstance(e, dict) else None for e in value]
+            if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+                raise UnsupportedKustomization(f"new list {'.'.join(path)} with elements lacking or repeating {key}")
+        return [added(child, drop_nulls, (*path, "*"), strategies) for child in value]
     return value

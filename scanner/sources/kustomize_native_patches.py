@@ -105,17 +105,23 @@ def load_patch_rules(directory: str, kustomization: str, file: str | None, targe
     selector = _selector(target, kustomization)
     if not documents or (selector is not None and len(documents) != 1):
         raise UnsupportedKustomization("patch entry with no or several documents", source)
+    if any(isinstance(d, dict) and d.get("$patch") == "delete" for d in documents[:-1]):
+        # kubectl's Kustomize fails (it panics) on a deleting document before another one
+        raise UnsupportedKustomization("$patch: delete before another document of the patch", source)
     rules = []
     for patch in documents:
         if not isinstance(patch, dict):
             raise UnsupportedKustomization("not a strategic merge patch", source)
-        _check_metadata_maps(patch, source, loaded_as_resource)
-        if selector is None:
-            metadata = patch.get("metadata")
-            if not (isinstance(patch.get("apiVersion"), str) and isinstance(patch.get("kind"), str)
-                    and isinstance(metadata, dict) and isinstance(metadata.get("name"), str)
-                    and isinstance(metadata.get("namespace"), str | None)):
-                raise UnsupportedKustomization("patch without apiVersion/kind/name", source)
+        # a targeted patch is read as a resource too: null label and annotation values become text
+        _check_metadata_maps(patch, source, loaded_as_resource or selector is not None)
+        metadata = patch.get("metadata")
+        # even a targeted patch needs a kind and a name (which it then ignores) to parse in Kustomize
+        if not (isinstance(patch.get("kind"), str) and isinstance(metadata, dict)
+                and isinstance(metadata.get("name"), str)):
+            raise UnsupportedKustomization("patch without kind/name", source)
+        if selector is None and not (isinstance(patch.get("apiVersion"), str)
+                                     and isinstance(metadata.get("namespace"), str | None)):
+            raise UnsupportedKustomization("patch without apiVersion", source)
         rules.append(PatchRule(patch, source, selector))
     return rules
 

@@ -64,8 +64,10 @@ def _fix_subjects(referrer: NativeResource, resources: list[NativeResource]) -> 
                 raise UnsupportedKustomization("subject namespace is empty or not text")
             candidates = [c for c in reachable if _namespace_of(c, c.original()[1]) == namespace] or \
                 [c for c in reachable if _namespace_of(c, c.namespace) == namespace]
+        # Kustomize's name reference entry for ServiceAccounts names version v1 and no group:
+        # a ServiceAccount of any group at version v1 is a candidate
         candidates = [c for c in candidates
-                      if c.api_version == "v1" and c.kind == "ServiceAccount"
+                      if c.api_version.rpartition("/")[2] == "v1" and c.kind == "ServiceAccount"
                       and any(n == name for n, _ in c.previous)]
         if not candidates:
             continue

@@ -163,6 +163,16 @@ def overlay(kustomization: str, **files: str) -> dict[str, str]:
 
 SUPPORTED = [
     pytest.param(overlay("resources: [../base]\n"), id="base-only-in-legacy-order"),
+    pytest.param(overlay("resources: [../base, extra.yaml]\n",
+                         extra_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm1, annotations: {}, labels: {}}\n"
+                                    "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm2, annotations: null}\n"),
+                 id="empty-annotations-dropped-empty-labels-kept"),
+    pytest.param(overlay("namespace: prod\nresources: [../base, extra.yaml]\n",
+                         extra_yaml="apiVersion: example.com/v1\nkind: ServiceAccount\nmetadata: {name: crd-sa}\n---\n"
+                                    "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: crd}\n"
+                                    "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: r}\n"
+                                    "subjects: [{kind: ServiceAccount, name: crd-sa}]\n"),
+                 id="subject-follows-a-v1-service-account-of-any-group"),
     pytest.param(overlay("namespace: prod\nresources: [../base]\n"),
                  id="namespace-moves-namespaced-kinds-renames-namespace-and-subjects"),
     pytest.param(overlay("resources: [../base]\nlabels:\n- pairs: {env: dev}\n"),
@@ -295,6 +305,25 @@ FALLBACKS = [
                          extra_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
                                     "  annotations: {replicas: 3}\n"),
                  "not text", id="annotation-number-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- target: {kind: Deployment}\n"
+                         "  patch: 'metadata: {name: any, annotations: {a: b}}'\n"),
+                 "patch without kind/name", id="targeted-patch-without-kind-falls-back-for-kubectl-to-report"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- target: {kind: Deployment}\n"
+                         "  patch: 'kind: Deployment\n\n    metadata: {name: any, labels: {app: null}}'\n"),
+                 "not text", id="null-label-in-targeted-patch-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n",
+                         p_yaml=patch("spec: {template: {spec: {containers: [{name: app, image: x, $patch: replace}]}}}\n")),
+                 "replace on a list element", id="replace-directive-on-a-list-element-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n",
+                         p_yaml=patch("$patch: delete\n") + "---\n" + patch("spec: {replicas: 2}\n")),
+                 "delete before another document", id="delete-before-another-patch-document-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n",
+                         p_yaml=patch("spec: {template: {spec: {initContainers: [{name: init, env: "
+                                      "[{name: A, value: '1'}, {name: A, value: '2'}]}]}}}\n")),
+                 "repeating name", id="new-env-list-repeating-a-name-falls-back"),
+    pytest.param(overlay("resources: [../base]\npatches:\n- path: p.yaml\n",
+                         p_yaml=patch("spec: {template: {spec: {initContainers: [{name: init, env: [{}]}]}}}\n")),
+                 "lacking or repeating name", id="new-env-list-element-without-name-falls-back"),
 ]
 
 
@@ -430,6 +459,9 @@ def test_native_render_equals_kubectl_on_generated_corpus(tmp_path: Path) -> Non
                  'field "x" is not "y"', id="kubectl-quoted"),
     pytest.param("Error: accumulating resources: bad", "accumulating resources: bad", id="kustomize-binary"),
     pytest.param("something else", "something else", id="other"),
+    pytest.param("panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV]\n\n"
+                 "goroutine 1 [running]:\nmain.main()\n\tk8s.io/kubernetes/cmd/kubectl-sdk/kubectl.go:41 +0x85\n",
+                 "kustomize crashed: runtime error: invalid memory address or nil pointer dereference", id="panic"),
     pytest.param('warning: ignored\nE1125 16:51:09.773856    7126 run.go:72] "command failed" err=<\n'
                  "\ttrouble configuring builtin HelmChartInflationGenerator with config: `\n\tname: x\n"
                  "\t`: must specify --enable-helm\n >\n",
