@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from scanner.sources.file_tree import DiskTree
 from scanner.sources.kustomize import find_renderer, plan, render_overlay
 from scanner.sources.kustomize_native import render_native
 from scanner.sources.paths import PathFilter, walk_tree
@@ -26,9 +27,9 @@ from scanner.sources.paths import PathFilter, walk_tree
 
 def compare(root: str) -> dict:
     files = [f.relpath for f in walk_tree(root, PathFilter((), ()), collections.Counter())]
-    overlays = list(plan(root, files).overlays)
+    overlays = list(plan(DiskTree(root), files).overlays)
     start = time.perf_counter()
-    native = render_native(root, overlays)
+    native = render_native(DiskTree(root), overlays)
     native_s = time.perf_counter() - start
     command = find_renderer("auto")
     if command is None:

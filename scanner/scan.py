@@ -205,15 +205,13 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tup
     tasks: list[ShardTask] = []
     if cfg.type == "git":
         try:
-            workdir, commit = source.checkout()
+            workdir, commit, on_disk = source.prepare()
         except ScannerError as exc:
             run.errors.append(SourceErrorRecord(cfg.name, "git", exc.message, exc.location or _location(cfg)))
             run.fatal.append(exc.message)
             return run, []
         source.stats.commit = commit
-        if source.unscanned_submodules:
-            run.skipped["submodule"] += source.unscanned_submodules
-        tasks = [ShardTask(first_id + i, cfg.name, "git", root=workdir, commit=commit.sha,
+        tasks = [ShardTask(first_id + i, cfg.name, "git", root=workdir, commit=commit.sha, objects=not on_disk,
                            tree=source.options.tree, shard=shard) for i, shard in enumerate(shards)]
     elif cfg.type == "directory":
         problem = root_problem(cfg.paths[0])

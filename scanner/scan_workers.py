@@ -31,6 +31,8 @@ from scanner.lookup import ResourceLookup
 from scanner.runtime import collect_less_often
 from scanner.sources.documents import Origin
 from scanner.sources.export import ExportSource
+from scanner.sources.file_tree import DiskTree, FileTree
+from scanner.sources.git_tree import GitTree
 from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
@@ -55,7 +57,7 @@ class EvaluationSetup:
 
 @dataclass(frozen=True, slots=True)
 class ShardTask:
-    """One shard of one source: a tree (Git checkout or directory) or export files (whose
+    """One shard of one source: a tree (Git commit or directory) or export files (whose
     include/exclude patterns travel in ``tree``)."""
 
     task_id: int
@@ -64,6 +66,7 @@ class ShardTask:
     root: str = ""
     paths: tuple[str, ...] = ()
     commit: str | None = None
+    objects: bool = False  # the commit's files are read from the clone's objects, not from ``root``
     tree: TreeOptions = field(default_factory=TreeOptions)
     shard: Shard = field(default_factory=Shard)
 
@@ -176,7 +179,22 @@ def _items(task: ShardTask, stats: SourceStats) -> Iterator[Resource | ErrorReco
         stats.skipped.update(source.stats.skipped)
     else:
         origin = Origin(task.source, task.source_type, task.commit)
-        yield from scan_tree(task.root, origin, replace(task.tree, shard=task.shard), stats)
+        yield from scan_tree(_tree(task), origin, replace(task.tree, shard=task.shard), stats)
+
+
+def _tree(task: ShardTask) -> FileTree:
+    """The task's tree; a Git commit's listing is made once per process."""
+    if not task.objects:
+        return DiskTree(task.root)
+    key = (task.root, task.commit)
+    tree = _GIT_TREES.get(key)
+    if tree is None:
+        _GIT_TREES.clear()  # one commit at a time: the shards of a source follow each other
+        tree = _GIT_TREES[key] = GitTree(task.root, task.commit or "HEAD")
+    return tree
+
+
+_GIT_TREES: dict[tuple[str, str | None], GitTree] = {}
 
 
 def run_task(task: ShardTask, emit: Emit | None = None) -> None:

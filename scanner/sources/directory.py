@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from scanner.errors import Location
 from scanner.sources.documents import Origin, SourceItem
+from scanner.sources.file_tree import DiskTree
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 
@@ -27,7 +28,7 @@ class DirectorySource:
             self.stats.errors += 1
             yield ErrorRecord(self.name, "source", problem, Location(self.root))
             return
-        yield from scan_tree(self.root, Origin(self.name, self.source_type), self.options,
+        yield from scan_tree(DiskTree(self.root), Origin(self.name, self.source_type), self.options,
                              self.stats)
 
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from scanner.errors import GitError, Location
 from scanner.sources.documents import Origin, SourceItem
-from scanner.sources.paths import PathFilter
+from scanner.sources.file_tree import DiskTree, FileTree
+from scanner.sources.git_tree import GitTree, forget_checkout
 from scanner.sources.provenance import CommitInfo, ErrorRecord, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 
@@ -59,21 +60,31 @@ class GitSource:
         self.name = name
         self.options = options
         self.stats = SourceStats()
-        self.unscanned_submodules = 0  # submodules within the globs, not checked out (set by checkout)
 
     def iter_items(self) -> Iterator[SourceItem]:
         self.stats = SourceStats()
         try:
-            workdir, commit = self.checkout()
+            tree, commit = self.open_tree()
         except GitError as exc:
             self.stats.errors += 1
             yield ErrorRecord(self.name, "git", exc.message, exc.location or Location())
             return
         self.stats.commit = commit
-        if self.unscanned_submodules:
-            self.stats.skipped["submodule"] += self.unscanned_submodules
         origin = Origin(self.name, self.source_type, commit.sha)
-        yield from scan_tree(workdir, origin, self.options.tree, self.stats)
+        yield from scan_tree(tree, origin, self.options.tree, self.stats)
+
+    def prepare(self) -> tuple[str, CommitInfo, bool]:
+        """Clone or fetch and resolve the ref: the clone's path, the commit, and whether its
+        files are checked out (with ``submodules``) rather than read from the objects."""
+        if self.options.submodules:
+            return (*self.checkout(), True)
+        repo, sha = self._fetch()
+        forget_checkout(repo.working_dir)
+        return repo.working_dir, self._commit_info(repo, sha), False
+
+    def open_tree(self) -> tuple[FileTree, CommitInfo]:
+        path, commit, on_disk = self.prepare()
+        return (DiskTree(path) if on_disk else GitTree(path, commit.sha)), commit
 
     # --- repository handling ---------------------------------------------------------
     def _secrets(self) -> tuple[str, ...]:
@@ -117,12 +128,39 @@ class GitSource:
         return os.path.join(self.options.cache_dir, f"{safe}-{key}")
 
     def checkout(self) -> tuple[str, CommitInfo]:
-        """Clone or fetch, then check out the ref; the working tree path and its commit."""
-        import git  # GitPython loads when a repository is checked out, not with the scan
+        """Clone or fetch, then check out the ref (and, with ``submodules``, its submodules);
+        the working tree's path and its commit."""
+        import git
+
+        repo, sha = self._fetch()
+        path = repo.working_dir
+        forget_checkout(path)
+        try:
+            repo.git.checkout("--force", "--detach", sha)
+            repo.git.clean("-ffdx")
+        except git.GitCommandError as exc:
+            raise self._fail("checkout", exc) from exc
+        if self.options.submodules and os.path.exists(os.path.join(path, ".gitmodules")):
+            try:
+                repo.git.submodule("update", "--init", "--recursive", "--force", *self._depth(),
+                                   env=self._env(), kill_after_timeout=self.options.timeout)
+            except git.GitCommandError as exc:
+                raise self._fail("submodule update", exc) from exc
+        return path, self._commit_info(repo, sha)
+
+    def _commit_info(self, repo: git.Repo, sha: str) -> CommitInfo:
+        return CommitInfo(sha, repo.commit(sha).committed_datetime, self.options.ref or "HEAD")
+
+    def _depth(self) -> list[str]:
+        return ["--depth", "1"] if self.options.shallow else []
+
+    def _fetch(self) -> tuple[git.Repo, str]:
+        """The cached clone, cloned or fetched now, and the commit of the ref."""
+        import git  # GitPython loads when a repository is fetched, not with the scan
 
         path, env, timeout = self.cache_path(), self._env(), self.options.timeout
         url = self.options.url
-        depth = ["--depth", "1"] if self.options.shallow else []
+        depth = self._depth()
         try:
             if os.path.isdir(os.path.join(path, ".git")):
                 repo = git.Repo(path)
@@ -144,25 +182,7 @@ class GitSource:
                                    kill_after_timeout=timeout)
         except (git.GitCommandError, git.exc.GitError, OSError) as exc:
             raise self._fail("clone/fetch", exc) from exc
-        sha = self._resolve(repo, env, depth)
-        try:
-            repo.git.checkout("--force", "--detach", sha)
-            repo.git.clean("-ffdx")
-        except git.GitCommandError as exc:
-            raise self._fail("checkout", exc) from exc
-        self.unscanned_submodules = 0
-        if os.path.exists(os.path.join(path, ".gitmodules")):
-            if self.options.submodules:
-                try:
-                    repo.git.submodule("update", "--init", "--recursive", "--force", *depth, env=env,
-                                       kill_after_timeout=timeout)
-                except git.GitCommandError as exc:
-                    raise self._fail("submodule update", exc) from exc
-            else:
-                globs = self.options.tree.path_filter
-                self.unscanned_submodules = sum(not _left_out(globs, p) for p in _gitlinks(repo, sha))
-        commit = repo.commit(sha)
-        return path, CommitInfo(sha, commit.committed_datetime, self.options.ref or "HEAD")
+        return repo, self._resolve(repo, env, depth)
 
     def _resolve(self, repo: git.Repo, env: dict[str, str], depth: list[str]) -> str:
         import git
@@ -183,18 +203,6 @@ class GitSource:
                 raise self._fail(f"ref {ref!r} not found; fetch", exc) from exc
         raise GitError(f"ref {ref or 'HEAD'!r} not found in {redact(self.options.url)}",
                        Location(redact(self.options.url)))
-
-
-def _gitlinks(repo: git.Repo, sha: str) -> list[str]:
-    """The paths of the commit's submodules (its tree's gitlink entries)."""
-    listing = repo.git.ls_tree("-r", "-z", "--full-tree", sha)
-    return [entry.partition("\t")[2] for entry in listing.split("\0") if entry.startswith("160000 ")]
-
-
-def _left_out(globs: PathFilter, folder: str) -> bool:
-    """Whether the walk of the tree never reaches ``folder`` (it or a folder above it is excluded)."""
-    parts = folder.split("/")
-    return any(globs.excludes_folder("/".join(parts[:i])) for i in range(1, len(parts) + 1))
 
 
 def _candidates(ref: str | None) -> list[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scanner.errors import ManifestError
+from scanner.sources.file_tree import FileTree
 from scanner.yamldoc import iter_documents
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -70,12 +71,11 @@ def _local(base: str, ref: Any) -> str | None:
     return None if joined.startswith("..") else ("" if joined == "." else joined)
 
 
-def read_kustomization(root: str, relfile: str) -> Kustomization:
+def read_kustomization(tree: FileTree, relfile: str) -> Kustomization:
     directory = posixpath.dirname(relfile)
     k = Kustomization(directory, relfile)
     try:
-        with open(os.path.join(root, relfile), "rb") as f:
-            docs = [d.data for d in iter_documents(f.read(), relfile)]
+        docs = [d.data for d in iter_documents(tree.read(os.path.join(tree.root, relfile)), relfile)]
     except (OSError, ValueError):
         return k  # the renderer will report it
     data = docs[0] if docs and isinstance(docs[0], dict) else {}
@@ -103,11 +103,11 @@ def read_kustomization(root: str, relfile: str) -> Kustomization:
     return k
 
 
-def plan(root: str, relfiles: Iterable[str]) -> RenderPlan:
+def plan(tree: FileTree, relfiles: Iterable[str]) -> RenderPlan:
     kustomizations = {}
     for rel in relfiles:
         if posixpath.basename(rel) in KUSTOMIZATION_FILES:
-            k = read_kustomization(root, rel)
+            k = read_kustomization(tree, rel)
             kustomizations.setdefault(k.directory, k)
     referenced = set().union(*(k.references for k in kustomizations.values()))
     overlays = tuple(sorted(d for d in kustomizations if d not in referenced))

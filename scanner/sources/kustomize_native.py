@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scanner.sources.file_tree import FileTree
 from scanner.sources.kustomize import KUSTOMIZATION_FILES, RenderOutput
 from scanner.sources.kustomize_native_fields import (
     COMMON_ANNOTATIONS,
@@ -51,9 +52,9 @@ class NativeResult:
     fallback: dict[str, str] = field(default_factory=dict)
 
 
-def render_native(root: str, overlays: Sequence[str]) -> NativeResult:
+def render_native(tree: FileTree, overlays: Sequence[str]) -> NativeResult:
     """Render each overlay (tree-relative directory) in process where it is supported."""
-    renderer = NativeRenderer(root)
+    renderer = NativeRenderer(tree)
     result = NativeResult()
     for overlay in overlays:
         try:
@@ -68,9 +69,10 @@ def render_native(root: str, overlays: Sequence[str]) -> NativeResult:
 class NativeRenderer:
     """Renders overlays of one tree; shared bases and files are read once."""
 
-    def __init__(self, root: str) -> None:
-        self.root = os.path.realpath(root)
-        self.files = FileCache()
+    def __init__(self, tree: FileTree) -> None:
+        self.tree = tree
+        self.root = tree.realpath(tree.root)
+        self.files = FileCache(tree)
         self._built: dict[str, list[NativeResource] | UnsupportedKustomization] = {}
 
     def render(self, overlay: str) -> list[dict[str, Any]]:
@@ -106,9 +108,9 @@ class NativeRenderer:
         resources: list[NativeResource] = []
         for entry in settings.resources:
             path = os.path.normpath(os.path.join(directory, entry))
-            if os.path.isdir(path):
+            if self.tree.isdir(path):
                 resources.extend(self._build(self.files.realpath(path), stack))
-            elif os.path.isfile(path):
+            elif self.tree.isfile(path):
                 real = self.files.realpath(path)
                 if not real.startswith(directory + os.sep):
                     raise UnsupportedKustomization("resource file outside its kustomization", path)
@@ -119,7 +121,7 @@ class NativeRenderer:
         return self._transform(resources, settings, directory)
 
     def _kustomization_file(self, directory: str) -> str:
-        found = [n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))]
+        found = [n for n in KUSTOMIZATION_FILES if self.tree.isfile(os.path.join(directory, n))]
         if len(found) != 1:
             raise UnsupportedKustomization(f"{len(found)} kustomization files", directory)
         return os.path.join(directory, found[0])

@@ -99,7 +99,7 @@ def load_patch_rules(directory: str, kustomization: str, file: str | None, targe
         assert file is not None
         source = os.path.normpath(os.path.join(directory, file))
         real = files.realpath(source)
-        if not os.path.isfile(source) or not real.startswith(directory + os.sep):
+        if not files.tree.isfile(source) or not real.startswith(directory + os.sep):
             raise UnsupportedKustomization(f"patch file {file!r}", kustomization)
         documents = files.documents(real)
     selector = _selector(target, kustomization)

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from scanner.sources.file_tree import FileTree
 from scanner.yamldoc import DEFAULT_LIMITS, _Loader, nesting_bound
 
 
@@ -72,7 +73,8 @@ def parse_documents(text: bytes | str, path: str) -> list[Any]:
 class FileCache:
     """Parsed files by absolute path; callers get fresh copies they may change."""
 
-    def __init__(self) -> None:
+    def __init__(self, tree: FileTree) -> None:
+        self.tree = tree
         self._documents: dict[str, list[Any] | UnsupportedKustomization] = {}
         self._real_folders: dict[str, str] = {}
 
@@ -82,16 +84,15 @@ class FileCache:
         folder, name = os.path.split(path)
         real = self._real_folders.get(folder)
         if real is None:
-            real = self._real_folders[folder] = os.path.realpath(folder)
+            real = self._real_folders[folder] = self.tree.realpath(folder)
         joined = os.path.join(real, name)
-        return os.path.realpath(joined) if os.path.islink(joined) else joined
+        return self.tree.realpath(joined) if self.tree.islink(joined) else joined
 
     def documents(self, path: str) -> list[Any]:
         cached = self._documents.get(path)
         if cached is None:
             try:
-                with open(path, "rb") as f:
-                    cached = parse_documents(f.read(), path)
+                cached = parse_documents(self.tree.read(path), path)
             except OSError as exc:
                 cached = UnsupportedKustomization(f"cannot read: {exc.strerror}", path)
             except UnsupportedKustomization as exc:

@@ -113,6 +113,11 @@ class PathFilter:
             return True
         return bool(self.include) and not any(_may_reach(p, relpath) for p in self.include)
 
+    def leaves_out(self, folder: str) -> bool:
+        """Whether a walk never reaches ``folder``: it or a folder above it is excluded."""
+        parts = folder.split("/")
+        return any(self.excludes_folder("/".join(parts[:i])) for i in range(1, len(parts) + 1))
+
 
 def _may_reach(pattern: str, folder: str) -> bool:
     """Whether ``pattern`` could match a file under ``folder``: its literal leading folders

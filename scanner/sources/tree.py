@@ -7,7 +7,6 @@ so rendering costs little wall time on a machine with two cores.
 
 from __future__ import annotations
 
-import os
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,6 +19,7 @@ from scanner.sources.documents import (
     resource_from_document,
     resources_from_text,
 )
+from scanner.sources.file_tree import DISK, FileTree
 from scanner.sources.kustomize import (
     KUSTOMIZATION_FILES,
     KustomizeMode,
@@ -30,7 +30,7 @@ from scanner.sources.kustomize import (
     render_overlay,
 )
 from scanner.sources.kustomize_native import NativeResult, render_native
-from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder, walk_tree
+from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits
 
@@ -57,22 +57,21 @@ def folder_error(source: str, path: str, reason: str) -> ErrorRecord:
 
 
 def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
-              limits: YamlLimits, *, items: Callable[[int], bool] | None = None,
+              limits: YamlLimits, *, tree: FileTree = DISK, items: Callable[[int], bool] | None = None,
               only_split: bool = False) -> Iterator[SourceItem]:
     """The resources of one file, or an error record if it cannot be read.
 
     ``items``/``only_split`` let several readers share one List dump (see ``iter_documents``).
     """
     try:
-        size = os.stat(tree_file.path).st_size
+        size = tree.size(tree_file.path)
         if size > limits.max_file_bytes:
             stats.errors += 1
             yield ErrorRecord(origin.source, "limit",
                               f"file too large: {size} bytes (limit {limits.max_file_bytes})",
                               Location(tree_file.relpath))
             return
-        with open(tree_file.path, "rb") as f:
-            data = f.read()
+        data = tree.read(tree_file.path)
     except OSError as exc:
         stats.errors += 1
         yield ErrorRecord(origin.source, "read", f"cannot read file: {exc.strerror}",
@@ -84,14 +83,17 @@ def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
                                    only_split=only_split)
 
 
-def scan_tree(root: str, origin: Origin, options: TreeOptions,
+def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
               stats: SourceStats) -> Iterator[SourceItem]:
-    """Every resource and error record of the tree at ``root``, paths relative to it."""
+    """Every resource and error record of ``tree``, paths relative to its root."""
     shard = options.shard
-    files, skipped, unreadable, render_plan = _walk_and_plan(root, origin, options)
+    files, skipped, unreadable, render_plan = _walk_and_plan(tree, origin, options)
     charts = helm_charts(files)
     if shard.first:
         stats.skipped.update(skipped)
+        submodules = sum(not options.path_filter.leaves_out(path) for path in tree.submodules())
+        if submodules:
+            stats.skipped["submodule"] += submodules
         for folder in unreadable:
             stats.errors += 1
             yield folder_error(origin.source, folder.relpath, folder.reason)
@@ -114,9 +116,11 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
     try:
         native = NativeResult()
         if pool is not None and command is not None:
-            native = render_native(root, my_overlays)  # the rest falls back
-            futures = [pool.submit(render_overlay, command, root, overlay, options.render_timeout)
-                       for overlay in my_overlays if overlay in native.fallback]
+            native = render_native(tree, my_overlays)  # the rest falls back
+            if native.fallback:
+                root = tree.on_disk()
+                futures = [pool.submit(render_overlay, command, root, overlay, options.render_timeout)
+                           for overlay in my_overlays if overlay in native.fallback]
         for position, tree_file in enumerate(files):
             if not shard.owns(position):
                 continue
@@ -129,7 +133,7 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
             elif tree_file.relpath in render_plan.patches:
                 stats.skipped["kustomize-patch"] += 1
             else:
-                yield from read_file(tree_file, origin, stats, options.limits)
+                yield from read_file(tree_file, origin, stats, options.limits, tree=tree)
         outputs = {output.overlay: output for output in native.outputs}
         for future in futures:
             output = future.result()
@@ -140,6 +144,7 @@ def scan_tree(root: str, origin: Origin, options: TreeOptions,
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        tree.close()
 
 
 RENDERERS = 2  # renderer processes at once per reader: they start slowly, and mostly wait
@@ -166,18 +171,17 @@ _Walk = tuple[list[TreeFile], dict[str, int], list[UnreadableFolder], RenderPlan
 _PLANS: dict[tuple, _Walk] = {}
 
 
-def _walk_and_plan(root: str, origin: Origin, options: TreeOptions) -> _Walk:
+def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Walk:
     """The tree's files (kustomization files included, whatever their extension), skip
     counts, unreadable folders and Kustomize plan, reused by the shards of one commit in
     one process."""
-    key = (root, origin.commit, options.include, options.exclude)
+    key = (type(tree), tree.root, origin.commit, options.include, options.exclude)
     cached = _PLANS.get(key) if origin.commit else None
     if cached is None:
         skipped: dict[str, int] = {}
         unreadable: list[UnreadableFolder] = []
-        files = list(walk_tree(root, options.path_filter, skipped, names=KUSTOMIZATION_FILES,
-                               unreadable=unreadable))
-        cached = (files, skipped, unreadable, plan(root, [f.relpath for f in files]))
+        files = list(tree.walk(options.path_filter, skipped, KUSTOMIZATION_FILES, unreadable))
+        cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files]))
         if origin.commit:
             if len(_PLANS) >= 4:
                 _PLANS.clear()

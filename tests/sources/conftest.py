@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from scanner.sources.file_tree import DiskTree, FileTree
+from scanner.sources.git_tree import GitTree
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Tester", "GIT_AUTHOR_EMAIL": "t@example.test",
@@ -53,3 +57,23 @@ def deployment(name: str, namespace: str | None = None, image: str = "nginx:1.27
     return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}{ns}\n"
             f"spec:\n  template:\n    spec:\n      containers:\n      - name: app\n"
             f"        image: {image}\n")
+
+
+TREE_KINDS = ["disk", "git-loose-objects", "git-packed-objects"]
+
+
+def tree_of(root: Path, kind: str) -> FileTree:
+    """The files under ``root`` as a tree on disk or, committed, as a Git commit's objects, loose
+    or packed (its working files deleted, so that only the objects can be read)."""
+    if kind == "disk":
+        return DiskTree(str(root))
+    repo = Repo(root)
+    sha = repo.commit("tree")
+    if kind == "git-packed-objects":
+        repo.git("repack", "-a", "-d", "-q")
+        repo.git("prune-packed")
+        assert repo.git("count-objects").startswith("0 objects")
+    for entry in root.iterdir():
+        if entry.name != ".git":
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    return GitTree(str(root), sha)

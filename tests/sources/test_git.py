@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from scanner.sources.git import GitOptions, GitSource, redact
+from scanner.sources.git_tree import check_out, forget_checkout
 from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
 from scanner.yamldoc import YamlLimits
@@ -211,3 +213,71 @@ def test_git_source_checks_out_submodules_when_asked(tmp_path, with_submodules):
         resources, errors = _scan(source)
         assert set(resources) == {"apps/a.yaml", "apps/shared/base/shared.yaml", "third-party/vendor/chart.yaml"}
         assert errors == [] and source.stats.skipped["submodule"] == 0
+
+
+def _working_files(source: GitSource) -> set[str]:
+    root = source.cache_path()
+    return {os.path.relpath(os.path.join(d, f), root) for d, dirs, files in os.walk(root)
+            for f in files if ".git" not in os.path.relpath(d, root).split(os.sep)}
+
+
+def test_git_source_reads_the_commit_from_its_objects_without_a_checkout(tmp_path, origin):
+    """A commit is read from the clone's objects; a stale working tree (an earlier commit's
+    checkout, a stray file) is never read."""
+    source = _source(tmp_path, str(origin.path), "v1")
+    resources, _ = _scan(source)
+    assert set(resources) == {"apps/a.yaml", "apps/b.yaml"} and _working_files(source) == set()
+    source.checkout()  # the working tree now holds v1, plus a stray file
+    Path(source.cache_path(), "apps", "x.yaml").write_text(deployment("stray"))
+    main = _source(tmp_path, str(origin.path), "main")
+    resources, errors = _scan(main)
+    assert set(resources) == {"apps/a.yaml", "apps/b.yaml", "apps/c.yaml"}
+    assert {e.location.path for e in errors} == {"apps/broken.yaml", "apps/bomb.yaml"}
+    assert resources["apps/a.yaml"].data["metadata"] == {"name": "a", "namespace": "team"}
+
+
+GENERATOR = "configMapGenerator: [{name: settings, literals: [mode=%s]}]\n"
+
+
+def test_git_source_checks_out_the_commit_for_an_overlay_kubectl_renders(tmp_path, make_repo):
+    """An overlay left to kubectl needs files on disk: the commit is checked out then, once per
+    scan, and again in the next scan for a new commit."""
+    repo = make_repo()
+    repo.write("apps/a.yaml", deployment("a"))
+    repo.write("gen/kustomization.yaml", GENERATOR % "one")
+    repo.commit("first")
+    for mode in ("one", "two"):
+        if mode == "two":
+            repo.write("gen/kustomization.yaml", GENERATOR % "two")
+            repo.commit("second")
+        source = _source(tmp_path, str(repo.path))
+        items = list(source.iter_items())
+        generated = [i for i in items if isinstance(i, Resource) and i.provenance.path == "gen"]
+        assert [i.data["data"] for i in generated] == [{"mode": mode}], items
+        assert {"apps/a.yaml", "gen/kustomization.yaml"} <= _working_files(source)
+
+
+def test_git_source_with_symbolic_links_reads_them_as_the_file_system_does(tmp_path, make_repo):
+    repo = make_repo()
+    repo.write("apps/a.yaml", deployment("a"))
+    (repo.path / "apps" / "linked.yaml").symlink_to("a.yaml")
+    (repo.path / "apps" / "outside.yaml").symlink_to("/etc/hostname")
+    (repo.path / "linked-apps").symlink_to("apps")
+    repo.commit("links")
+    source = _source(tmp_path, str(repo.path))
+    resources, errors = _scan(source)
+    assert set(resources) == {"apps/a.yaml", "apps/linked.yaml"} and errors == []
+    assert source.stats.skipped == {"symlink-outside": 1, "symlinked-directory": 1}
+
+
+def test_working_tree_is_checked_out_once_per_scan(tmp_path, origin):
+    path, commit, on_disk = _source(tmp_path, str(origin.path), "v1").prepare()
+    assert not on_disk and not os.path.exists(os.path.join(path, "apps"))
+    check_out(path, commit.sha)
+    stray = Path(path, "apps", "stray.yaml")
+    stray.write_text(deployment("stray"))
+    check_out(path, commit.sha)  # another worker of the same scan: the tree is ready
+    assert stray.exists()
+    forget_checkout(path)  # the next scan
+    check_out(path, commit.sha)
+    assert not stray.exists() and sorted(os.listdir(os.path.join(path, "apps"))) == ["a.yaml", "b.yaml"]

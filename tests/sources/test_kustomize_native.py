@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scanner.sources.directory import DirectorySource
+from scanner.sources.file_tree import DiskTree
 from scanner.sources.kustomize import find_renderer, plan, render_overlay, renderer_error
 from scanner.sources.kustomize_native import (
     NativeRenderer,
@@ -22,6 +23,7 @@ from scanner.sources.kustomize_native_fields import ImageRule, split_image
 from scanner.sources.paths import PathFilter, Shard, walk_tree
 from scanner.sources.provenance import Resource
 from scanner.sources.tree import TreeOptions
+from tests.sources.conftest import TREE_KINDS, tree_of
 
 KUBECTL = find_renderer("auto")
 MAKE_CORPUS = "/work/shared/bench/make_corpus.py"
@@ -255,10 +257,13 @@ SUPPORTED = [
 ]
 
 
+@pytest.mark.parametrize("kind", TREE_KINDS)
 @pytest.mark.parametrize("files", SUPPORTED)
-def test_native_render_equals_kubectl(tmp_path: Path, files: dict[str, str]) -> None:
-    write(tmp_path, files)
-    assert NativeRenderer(str(tmp_path)).render("o") == kubectl_render(tmp_path, "o")
+def test_native_render_equals_kubectl(tmp_path: Path, files: dict[str, str], kind: str) -> None:
+    write(tmp_path / "k", files)
+    expected = kubectl_render(tmp_path / "k", "o")
+    write(tmp_path / "t", files)
+    assert NativeRenderer(tree_of(tmp_path / "t", kind)).render("o") == expected
 
 
 FALLBACKS = [
@@ -327,12 +332,13 @@ FALLBACKS = [
 ]
 
 
+@pytest.mark.parametrize("kind", TREE_KINDS)
 @pytest.mark.parametrize(("files", "reason"), FALLBACKS)
 def test_native_render_unsupported_falls_back(tmp_path: Path, files: dict[str, str],
-                                              reason: str) -> None:
+                                              reason: str, kind: str) -> None:
     write(tmp_path, files)
     with pytest.raises(UnsupportedKustomization, match=reason):
-        NativeRenderer(str(tmp_path)).render("o")
+        NativeRenderer(tree_of(tmp_path, kind)).render("o")
 
 
 EXTRA = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n"
@@ -369,9 +375,9 @@ def test_native_render_resolves_symlinks(tmp_path: Path, files: dict[str, str], 
         root.symlink_to(tree)
     if reason is not None:
         with pytest.raises(UnsupportedKustomization, match=reason):
-            NativeRenderer(str(root)).render("o")
+            NativeRenderer(DiskTree(str(root))).render("o")
     else:
-        assert NativeRenderer(str(root)).render("o") == kubectl_render(tree, "o")
+        assert NativeRenderer(DiskTree(str(root))).render("o") == kubectl_render(tree, "o")
 
 
 @pytest.mark.parametrize(
@@ -413,7 +419,7 @@ def test_image_rule_rewrite(rule: dict[str, str], image: str, expected: str) -> 
 def test_render_native_splits_supported_and_fallback(tmp_path: Path) -> None:
     write(tmp_path, {**overlay("resources: [../base]\n"),
                      "gen/kustomization.yaml": "configMapGenerator: [{name: g, literals: [a=b]}]\n"})
-    result = render_native(str(tmp_path), ["o", "gen"])
+    result = render_native(DiskTree(str(tmp_path)), ["o", "gen"])
     assert [o.overlay for o in result.outputs] == ["o"]
     assert list(result.fallback) == ["gen"]
 
@@ -439,8 +445,8 @@ def test_native_render_equals_kubectl_on_generated_corpus(tmp_path: Path) -> Non
                     "--out", str(tmp_path / "c")], check=True, capture_output=True)
     root = str(tmp_path / "c" / "repo")
     files = [f.relpath for f in walk_tree(root, PathFilter((), ()), {})]
-    overlays = list(plan(root, files).overlays)
-    result = render_native(root, overlays)
+    overlays = list(plan(DiskTree(root), files).overlays)
+    result = render_native(DiskTree(root), overlays)
     assert KUBECTL is not None
     with ThreadPoolExecutor(4) as pool:
         expected = {o.overlay: o for o in pool.map(lambda o: render_overlay(KUBECTL, root, o, 300.0), overlays)}

@@ -14,7 +14,7 @@ from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
 from scanner.yamldoc import iter_documents
 
-from .conftest import deployment
+from .conftest import TREE_KINDS, deployment, tree_of
 
 KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
 
@@ -314,3 +314,25 @@ def test_tree_helm_charts_are_not_read_but_reported_unsupported(tmp_path, count)
     assert [r.provenance.path for r in resources] == ["apps/web.yaml"]
     assert [(e.kind, e.location.path) for e in errors] == [("unsupported", "charts/app/Chart.yaml")]
     assert errors[0].message.startswith("not supported: Helm chart")
+
+
+WALKED = ["a.yaml", "a/b.yaml", "a-b.yaml", "a-b/c.yml", "a/Kustomization", "a/README.md", "b/.hidden/x.json",
+          "b/a.yaml", "b/z/y/x.yaml", "b/Z.yaml", "c d/e.yaml", "ü/f.yaml"]
+
+
+@pytest.mark.parametrize(("include", "exclude"), [
+    pytest.param((), (), id="everything"),
+    pytest.param(("b/**",), ("b/z/",), id="include-and-exclude-folders"),
+    pytest.param(("**/*.yaml",), ("a",), id="globs"),
+])
+def test_git_objects_are_walked_like_the_same_files_on_disk(tmp_path, include, exclude):
+    for kind in TREE_KINDS:
+        for rel in WALKED:
+            (tmp_path / kind / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / kind / rel).write_text(deployment("x"))
+    walks = []
+    for kind in TREE_KINDS:
+        skipped: dict[str, int] = {}
+        tree = tree_of(tmp_path / kind, kind)
+        walks.append([f.relpath for f in tree.walk(PathFilter(include, exclude), skipped, ("Kustomization",), [])])
+    assert walks[0] == walks[1] and len(walks[0]) >= 3
