@@ -1,7 +1,8 @@
 """A Git commit's files, read from the clone's object store without checking them out.
 
-Writing thousands of files to a working tree costs more than reading them all back from
-the objects (``git cat-file --batch``), so a scan reads a commit this way. The working
+Writing thousands of files to a working tree costs more than reading them back from the
+objects (loose ones directly, packed ones through ``git cat-file --batch``), so a scan
+reads a commit this way. The working
 tree is checked out only when a program needs files on disk (``kubectl kustomize``) or
 when the commit holds symbolic links, whose resolution is left to the file system; once
 per scan, under a lock, whichever worker needs it first.
@@ -90,7 +91,8 @@ class _BlobReader:
 
     def close(self) -> None:
         if self.proc.stdin is not None:
-            self.proc.stdin.close()
+            with contextlib.suppress(OSError):  # it may have died
+                self.proc.stdin.close()
         self.proc.wait()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
