@@ -340,16 +340,17 @@ def _compare(suite: Suite) -> list[TestRow]:
         accepted = {rule, f"autogen-{rule}", f"autogen-cronjob-{rule}"} if rule else None
         for resource in _candidates(suite.resources, entry, names):
             view = views[id(resource)]
+            kind = str(resource.get("kind"))  # the object's own (a Scale, not the Deployment it was matched as)
             selected = [r for r in results_for(policy, resource, operation)
                         if accepted is None or r.rule in accepted]
             if not selected:
-                rows.append(TestRow(policy.key, rule, view.kind, view.namespace, view.name,
+                rows.append(TestRow(policy.key, rule, kind, view.namespace, view.name,
                                     expected, EXCLUDED, True, "Excluded"))
                 continue
             for r in selected:
                 got = reported_status(r.status, policy.scored)
                 ok = str(got) == expected
-                rows.append(TestRow(policy.key, r.rule, view.kind, view.namespace, view.name,
+                rows.append(TestRow(policy.key, r.rule, kind, view.namespace, view.name,
                                     expected, str(got), ok,
                                     "Ok" if ok else f"Want {expected}, got {got}: {r.message}"))
     return rows

@@ -440,3 +440,21 @@ def test_test_command_values_written_into_the_object_decide_matching(
     })
     assert (row["actual"], row["ok"]) == ("fail", True)
 
+
+
+def test_test_command_reports_a_subresource_object_by_its_own_kind(tmp_path: pathlib.Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A Scale matched as ``Deployment/scale`` (a Values ``subresources`` entry) is reported as the Scale it is."""
+    [row] = _run_suite(capsys, tmp_path, {
+        "policy.yaml": "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: replicas}\nspec:\n  rules:\n"
+                       "  - name: two\n    match: {any: [{resources: {kinds: [Deployment/scale]}}]}\n"
+                       "    validate: {pattern: {spec: {replicas: 2}}}\n",
+        "r.yaml": "apiVersion: autoscaling/v1\nkind: Scale\nmetadata: {name: web, namespace: default}\n"
+                  "spec: {replicas: 4}\n",
+        "values.yaml": "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\nsubresources:\n"
+                       "- parentResource: {group: apps, version: v1, kind: Deployment, name: deployments}\n"
+                       "  subresource: {group: autoscaling, version: v1, kind: Scale, name: deployments/scale}\n",
+        "kyverno-test.yaml": TEST_HEAD + "resources: [r.yaml]\nvariables: values.yaml\n"
+                             "results:\n- {policy: replicas, rule: two, kind: Scale, resources: [default/web], result: fail}\n",
+    })
+    assert (row["kind"], row["namespace"], row["resource"], row["actual"]) == ("Scale", "default", "web", "fail")
