@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         previous = r
     if args.checkov:
         checkov(args.work, 2000, args.checkov, scanner)
-    # removed only now: deleting thousands of files just before a timed scan slows the file
-    # creation of its Git checkout on some file systems (ext4 mounted with online discard)
+    # removed only now: deleting thousands of files just before a timed scan slows the files it
+    # writes on some file systems (ext4 mounted with online discard)
     for run_dir in args.work.glob("run-*"):
         shutil.rmtree(run_dir, ignore_errors=True)
     return 0
