@@ -24,6 +24,10 @@ class FileTree(Protocol):
         """The file's bytes; ``OSError`` when it cannot be read."""
         ...
 
+    def prefetch(self, paths: list[str], max_bytes: int) -> None:
+        """``paths`` (files of at most ``max_bytes``) are about to be read, in this order."""
+        ...
+
     def isfile(self, path: str) -> bool: ...
 
     def isdir(self, path: str) -> bool: ...
@@ -62,6 +66,9 @@ class DiskTree:
     def read(path: str) -> bytes:
         with open(path, "rb") as f:
             return f.read()
+
+    def prefetch(self, paths: list[str], max_bytes: int) -> None:
+        pass  # the file system reads ahead by itself
 
     isfile = staticmethod(os.path.isfile)
     isdir = staticmethod(os.path.isdir)

@@ -17,6 +17,7 @@ import os
 import posixpath
 import subprocess
 import zlib
+from collections import Counter
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
@@ -67,32 +68,43 @@ def check_out(path: str, sha: str) -> None:
             f.write(sha)
 
 
-class _BlobReader:
-    """One ``git cat-file --batch`` process: blobs by object id."""
+class BlobReader:
+    """One ``git cat-file --batch`` process: blobs by object id, several per round trip."""
+
+    BATCH = 256  # object ids per request: it fits in a pipe's buffer, so writing it never blocks
+    BATCH_BYTES = 32 * 1024 * 1024  # and the blobs read ahead stay small
 
     def __init__(self, path: str) -> None:
         self.proc = subprocess.Popen(["git", "-C", path, "cat-file", "--batch"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
-    def read(self, oid: str) -> bytes:
+    def read(self, oids: list[str]) -> list[bytes | None]:
+        """The blobs of ``oids`` (at most ``BATCH``) in order, None for one missing from the clone."""
         stdin, stdout = self.proc.stdin, self.proc.stdout
         assert stdin is not None and stdout is not None
+        blobs: list[bytes | None] = []
         try:
-            stdin.write(oid.encode() + b"\n")
+            stdin.write("".join(f"{oid}\n" for oid in oids).encode())
             stdin.flush()
-            header = stdout.readline().split()
+            for _ in oids:
+                header = stdout.readline().split()
+                if len(header) == 2 and header[1] == b"missing":
+                    blobs.append(None)
+                    continue
+                if len(header) != 3:
+                    raise OSError(errno.EIO, "git cat-file stopped")
+                blobs.append(stdout.read(int(header[2])))
+                stdout.read(1)  # the newline after each object
         except OSError as exc:
-            raise OSError(errno.EIO, f"git cat-file failed: {exc}") from exc
-        if len(header) != 3 or header[1] != b"blob":
-            raise OSError(errno.EIO, f"Git object {oid} missing from the clone")
-        data = stdout.read(int(header[2]))
-        stdout.read(1)  # the newline after each object
-        return data
+            self.close()  # answers may be left unread: this process is done
+            raise OSError(errno.EIO, exc.strerror or f"git cat-file failed: {exc}") from exc
+        return blobs
 
     def close(self) -> None:
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):  # it may have died
                 self.proc.stdin.close()
+        self.proc.kill()
         self.proc.wait()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
@@ -129,7 +141,12 @@ class GitTree:
         if symlinks:
             check_out(self.root, sha)
             self.disk = DiskTree(self.root)
-        self._reader: _BlobReader | None = None
+        self._reader: BlobReader | None = None
+        # packed blobs announced by ``prefetch``: in order, their positions, the reads still to come
+        self._order: list[_Blob] = []
+        self._position: dict[str, int] = {}
+        self._wanted: Counter[str] = Counter()
+        self._fetched: dict[str, bytes | None] = {}  # read (None: missing), still wanted
         self.objects = os.path.join(self.root, ".git", "objects")
 
     def _relpath(self, path: str) -> str | None:
@@ -167,16 +184,52 @@ class GitTree:
     def size(self, path: str) -> int:
         return self.disk.size(path) if self.disk is not None else self._blob(path).size
 
+    def prefetch(self, paths: list[str], max_bytes: int) -> None:
+        """``paths`` are about to be read, in this order: their packed blobs (of at most
+        ``max_bytes``) are then read from ``git cat-file`` in batches rather than one by one."""
+        if self.disk is not None:
+            return
+        for path in paths:
+            blob = self._blob(path)
+            if blob.size <= max_bytes and not os.path.exists(_loose_path(self.objects, blob)):
+                if blob.oid not in self._position:
+                    self._position[blob.oid] = len(self._order)
+                    self._order.append(blob)
+                self._wanted[blob.oid] += 1
+
     def read(self, path: str) -> bytes:
         if self.disk is not None:
             return self.disk.read(path)
         blob = self._blob(path)
-        data = _loose_blob(self.objects, blob)
+        oid = blob.oid
+        data = self._fetched.get(oid) or _loose_blob(self.objects, blob)
         if data is None:  # packed
-            if self._reader is None:
-                self._reader = _BlobReader(self.root)
-            data = self._reader.read(blob.oid)
+            if oid not in self._fetched:
+                self._fetch(blob)
+            data = self._fetched[oid]
+        if self._wanted[oid] > 1:
+            self._wanted[oid] -= 1
+        else:  # its last read
+            self._wanted.pop(oid, None)
+            self._fetched.pop(oid, None)
+        if data is None:
+            raise OSError(errno.EIO, f"Git object {oid} missing from the clone")
         return data
+
+    def _fetch(self, blob: _Blob) -> None:
+        """Read ``blob``, and the blobs announced after it up to a batch, into ``_fetched``."""
+        batch, size = [blob.oid], blob.size
+        start = self._position.get(blob.oid)
+        if start is not None:
+            for ahead in self._order[start + 1:start + BlobReader.BATCH]:
+                if size + ahead.size > BlobReader.BATCH_BYTES:
+                    break
+                if self._wanted[ahead.oid] and ahead.oid not in self._fetched:
+                    batch.append(ahead.oid)
+                    size += ahead.size
+        if self._reader is None:
+            self._reader = BlobReader(self.root)
+        self._fetched.update(zip(batch, self._reader.read(batch), strict=True))
 
     def isfile(self, path: str) -> bool:
         if self.disk is not None:
@@ -204,13 +257,21 @@ class GitTree:
         if self._reader is not None:
             self._reader.close()
             self._reader = None
+        self._order.clear()
+        self._position.clear()
+        self._wanted.clear()
+        self._fetched.clear()
+
+
+def _loose_path(objects: str, blob: _Blob) -> str:
+    return os.path.join(objects, blob.oid[:2], blob.oid[2:])
 
 
 def _loose_blob(objects: str, blob: _Blob) -> bytes | None:
     """The blob's bytes from its loose object file (a zlib stream of ``blob <size>\\0`` and the
     bytes: faster to read here than through ``git cat-file``), or None when it is packed."""
     try:
-        with open(os.path.join(objects, blob.oid[:2], blob.oid[2:]), "rb") as f:
+        with open(_loose_path(objects, blob), "rb") as f:
             raw = zlib.decompress(f.read())
     except (OSError, zlib.error):
         return None

@@ -121,17 +121,13 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
                 root = tree.on_disk()
                 futures = [pool.submit(render_overlay, command, root, overlay, options.render_timeout)
                            for overlay in my_overlays if overlay in native.fallback]
-        for position, tree_file in enumerate(files):
-            if not shard.owns(position):
-                continue
-            if charts and in_folders(tree_file.relpath, charts):
-                stats.skipped["helm-chart-file"] += 1
-            elif posixpath.basename(tree_file.relpath) in KUSTOMIZATION_FILES:
-                stats.skipped["kustomize-config"] += 1
-            elif rendering and tree_file.relpath in render_plan.covered:
-                stats.skipped["rendered-overlay-file"] += 1
-            elif tree_file.relpath in render_plan.patches:
-                stats.skipped["kustomize-patch"] += 1
+        mine = [tree_file for position, tree_file in enumerate(files) if shard.owns(position)]
+        reasons = [_not_read(f.relpath, charts, render_plan, rendering) for f in mine]
+        tree.prefetch([f.path for f, reason in zip(mine, reasons, strict=True) if reason is None],
+                      options.limits.max_file_bytes)
+        for tree_file, reason in zip(mine, reasons, strict=True):
+            if reason is not None:
+                stats.skipped[reason] += 1
             else:
                 yield from read_file(tree_file, origin, stats, options.limits, tree=tree)
         outputs = {output.overlay: output for output in native.outputs}
@@ -145,6 +141,19 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         tree.close()
+
+
+def _not_read(relpath: str, charts: tuple[str, ...], render_plan: RenderPlan, rendering: bool) -> str | None:
+    """Why a file of the tree is not read as manifests (the skip count it adds to), or None."""
+    if charts and in_folders(relpath, charts):
+        return "helm-chart-file"
+    if posixpath.basename(relpath) in KUSTOMIZATION_FILES:
+        return "kustomize-config"
+    if rendering and relpath in render_plan.covered:
+        return "rendered-overlay-file"
+    if relpath in render_plan.patches:
+        return "kustomize-patch"
+    return None
 
 
 RENDERERS = 2  # renderer processes at once per reader: they start slowly, and mostly wait

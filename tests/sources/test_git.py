@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scanner.sources.git import GitOptions, GitSource, redact
-from scanner.sources.git_tree import check_out, forget_checkout
+from scanner.sources.git_tree import BlobReader, check_out, forget_checkout
 from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
 from scanner.yamldoc import YamlLimits
@@ -281,3 +281,33 @@ def test_working_tree_is_checked_out_once_per_scan(tmp_path, origin):
     forget_checkout(path)  # the next scan
     check_out(path, commit.sha)
     assert not stray.exists() and sorted(os.listdir(os.path.join(path, "apps"))) == ["a.yaml", "b.yaml"]
+
+
+def test_git_source_reads_packed_objects_in_batches(tmp_path, make_repo):
+    """More files than one batch, files of equal content, and a file over the size limit (never read)."""
+    repo = make_repo()
+    for i in range(300):
+        repo.write(f"apps/d{i:03}.yaml", deployment(f"d{i}"))
+        repo.write(f"copies/d{i:03}.yaml", deployment("same"))
+    repo.write("apps/huge.yaml", deployment("huge") + "# " + "x" * 5000 + "\n")
+    repo.commit("many")
+    repo.git("repack", "-a", "-d", "-q")
+    repo.git("prune-packed")
+    tree = TreeOptions(limits=YamlLimits(max_file_bytes=4000))
+    source = GitSource("gitops", GitOptions(str(repo.path), cache_dir=str(tmp_path / "cache"), tree=tree))
+    resources, errors = _scan(source)
+    assert len(resources) == 600 and resources["apps/d299.yaml"].data["metadata"]["name"] == "d299"
+    assert {r.data["metadata"]["name"] for p, r in resources.items() if p.startswith("copies/")} == {"same"}
+    assert [(e.kind, e.location.path) for e in errors] == [("limit", "apps/huge.yaml")]
+
+
+def test_blob_reader_answers_a_missing_object_and_goes_on(make_repo):
+    repo = make_repo()
+    repo.write("a.yaml", "a: 1\n")
+    repo.commit("one")
+    oid = repo.git("rev-parse", "HEAD:a.yaml")
+    reader = BlobReader(str(repo.path))
+    try:
+        assert reader.read(["0" * 40, oid, oid]) == [None, b"a: 1\n", b"a: 1\n"]
+    finally:
+        reader.close()
