@@ -190,8 +190,9 @@ class GitTree:
         if self.disk is not None:
             return
         for path in paths:
-            blob = self._blob(path)
-            if blob.size <= max_bytes and not os.path.exists(_loose_path(self.objects, blob)):
+            relpath = self._relpath(path)
+            blob = self.blobs.get(relpath) if relpath is not None else None  # a missing file fails when read
+            if blob is not None and blob.size <= max_bytes and not os.path.exists(_loose_path(self.objects, blob)):
                 if blob.oid not in self._position:
                     self._position[blob.oid] = len(self._order)
                     self._order.append(blob)

@@ -44,6 +44,26 @@ class RenderPlan:
     covered: frozenset[str]  # files the rendered overlays read: not read raw again
     patches: frozenset[str]  # patch files (not resources when read raw)
     files: dict[str, str]  # directory -> its kustomization file (tree-relative)
+    kustomizations: dict[str, Kustomization] = field(default_factory=dict)  # by directory
+
+    def reads(self, overlays: Iterable[str]) -> list[str]:
+        """The files rendering ``overlays`` reads, roughly in the order it reads them: each
+        kustomization file, its resources and patches, then the kustomizations it refers to."""
+        found: list[str] = []
+        seen: set[str] = set()
+
+        def visit(directory: str) -> None:
+            k = self.kustomizations.get(directory)
+            if k is None or directory in seen:
+                return
+            seen.add(directory)
+            found.extend([k.file, *sorted(k.resources), *sorted(k.patches)])
+            for reference in sorted(k.references):
+                visit(reference)
+
+        for overlay in overlays:
+            visit(overlay)
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +144,7 @@ def plan(tree: FileTree, relfiles: Iterable[str]) -> RenderPlan:
         todo.extend(k.references)
     patches = frozenset().union(*(k.patches for k in kustomizations.values()))
     files = {d: k.file for d, k in kustomizations.items()}
-    return RenderPlan(overlays, frozenset(covered), patches, files)
+    return RenderPlan(overlays, frozenset(covered), patches, files, kustomizations)
 
 
 def render_overlay(command: list[str], root: str, overlay: str, timeout: float) -> RenderOutput:

@@ -116,6 +116,8 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
     try:
         native = NativeResult()
         if pool is not None and command is not None:
+            tree.prefetch([posixpath.join(tree.root, f) for f in render_plan.reads(my_overlays)],
+                          options.limits.max_file_bytes)
             native = render_native(tree, my_overlays)  # the rest falls back
             if native.fallback:
                 root = tree.on_disk()
@@ -190,6 +192,8 @@ def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Wal
         skipped: dict[str, int] = {}
         unreadable: list[UnreadableFolder] = []
         files = list(tree.walk(options.path_filter, skipped, KUSTOMIZATION_FILES, unreadable))
+        tree.prefetch([f.path for f in files if posixpath.basename(f.relpath) in KUSTOMIZATION_FILES],
+                      options.limits.max_file_bytes)
         cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files]))
         if origin.commit:
             if len(_PLANS) >= 4:

@@ -290,13 +290,17 @@ def test_git_source_reads_packed_objects_in_batches(tmp_path, make_repo):
         repo.write(f"apps/d{i:03}.yaml", deployment(f"d{i}"))
         repo.write(f"copies/d{i:03}.yaml", deployment("same"))
     repo.write("apps/huge.yaml", deployment("huge") + "# " + "x" * 5000 + "\n")
+    repo.write("base/kustomization.yaml", "resources: [web.yaml]\n")
+    repo.write("base/web.yaml", deployment("web"))
+    repo.write("prod/kustomization.yaml", "namespace: prod\nresources: [../base]\n")
     repo.commit("many")
     repo.git("repack", "-a", "-d", "-q")
     repo.git("prune-packed")
     tree = TreeOptions(limits=YamlLimits(max_file_bytes=4000))
     source = GitSource("gitops", GitOptions(str(repo.path), cache_dir=str(tmp_path / "cache"), tree=tree))
     resources, errors = _scan(source)
-    assert len(resources) == 600 and resources["apps/d299.yaml"].data["metadata"]["name"] == "d299"
+    assert len(resources) == 601 and resources["apps/d299.yaml"].data["metadata"]["name"] == "d299"
+    assert resources["prod"].data["metadata"] == {"name": "web", "namespace": "prod"}
     assert {r.data["metadata"]["name"] for p, r in resources.items() if p.startswith("copies/")} == {"same"}
     assert [(e.kind, e.location.path) for e in errors] == [("limit", "apps/huge.yaml")]
 

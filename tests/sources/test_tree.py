@@ -8,7 +8,9 @@ import pytest
 
 from scanner.sources.directory import DirectorySource
 from scanner.sources.export import ExportSource
+from scanner.sources.file_tree import DiskTree
 from scanner.sources.git import GitOptions, GitSource
+from scanner.sources.kustomize import plan
 from scanner.sources.paths import PathFilter, Shard, glob_match
 from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
@@ -336,3 +338,20 @@ def test_git_objects_are_walked_like_the_same_files_on_disk(tmp_path, include, e
         tree = tree_of(tmp_path / kind, kind)
         walks.append([f.relpath for f in tree.walk(PathFilter(include, exclude), skipped, ("Kustomization",), [])])
     assert walks[0] == walks[1] and len(walks[0]) >= 3
+
+
+def test_render_plan_lists_what_rendering_its_overlays_reads(tmp_path):
+    files = {"base/kustomization.yaml": "resources: [web.yaml, svc.yaml]\n", "base/web.yaml": "", "base/svc.yaml": "",
+             "mid/kustomization.yaml": "resources: [../base]\npatches: [{path: p.yaml}]\n", "mid/p.yaml": "",
+             "prod/kustomization.yaml": "resources: [../mid, ../base, cm.yaml]\n", "prod/cm.yaml": "",
+             "dev/kustomization.yaml": "resources: [../base]\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    render_plan = plan(DiskTree(str(tmp_path)), list(files))
+    assert render_plan.overlays == ("dev", "prod")
+    assert render_plan.reads(["prod"]) == [
+        "prod/kustomization.yaml", "prod/cm.yaml", "base/kustomization.yaml", "base/svc.yaml", "base/web.yaml",
+        "mid/kustomization.yaml", "mid/p.yaml"]
+    assert render_plan.reads(["dev", "prod"])[:5] == [
+        "dev/kustomization.yaml", "base/kustomization.yaml", "base/svc.yaml", "base/web.yaml", "prod/kustomization.yaml"]
