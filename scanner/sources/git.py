@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from scanner.errors import GitError, Location
@@ -130,9 +131,8 @@ class GitSource:
     def checkout(self) -> tuple[str, CommitInfo]:
         """Clone or fetch, then check out the ref (and, with ``submodules``, its submodules);
         the working tree's path and its commit."""
-        import git
-
         repo, sha = self._fetch()
+        git = _gitpython()
         path = repo.working_dir
         forget_checkout(path)
         try:
@@ -156,7 +156,7 @@ class GitSource:
 
     def _fetch(self) -> tuple[git.Repo, str]:
         """The cached clone, cloned or fetched now, and the commit of the ref."""
-        import git  # GitPython loads when a repository is fetched, not with the scan
+        git = _gitpython()
 
         path, env, timeout = self.cache_path(), self._env(), self.options.timeout
         url = self.options.url
@@ -203,6 +203,15 @@ class GitSource:
                 raise self._fail(f"ref {ref!r} not found; fetch", exc) from exc
         raise GitError(f"ref {ref or 'HEAD'!r} not found in {redact(self.options.url)}",
                        Location(redact(self.options.url)))
+
+
+def _gitpython() -> ModuleType:
+    """GitPython, loaded when a repository is fetched (not with the scan); it needs the git command."""
+    try:
+        import git
+    except ImportError as exc:  # GitPython refuses to load without a git executable
+        raise GitError("the git command is not installed or not on PATH (Git sources need it)") from exc
+    return git
 
 
 def _candidates(ref: str | None) -> list[str]:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -315,3 +317,13 @@ def test_blob_reader_answers_a_missing_object_and_goes_on(make_repo):
         assert reader.read(["0" * 40, oid, oid]) == [None, b"a: 1\n", b"a: 1\n"]
     finally:
         reader.close()
+
+
+def test_git_source_without_the_git_command_is_a_source_error(tmp_path, origin):
+    code = ("from scanner.sources.git import GitOptions, GitSource\n"
+            f"source = GitSource('g', GitOptions({str(origin.path)!r}, cache_dir={str(tmp_path / 'cache')!r}))\n"
+            "print([(item.kind, item.message) for item in source.iter_items()])\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_PYTHON")}
+    env["PATH"] = str(tmp_path / "nothing-here")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[('git', 'the git command is not installed or not on PATH (Git sources need it)')]"
