@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from scanner.errors import GitError, Location
 from scanner.sources.file_tree import DiskTree
-from scanner.sources.paths import MANIFEST_SUFFIXES, PathFilter, TreeFile, UnreadableFolder
+from scanner.sources.paths import MANIFEST_SUFFIXES, PathFilter, TreeFile, UnreadableFolder, printable
 
 _MARKER = "scanner-checkout"  # in the clone's .git: the commit its working tree holds, this scan
 _LOCK = "scanner-checkout.lock"
@@ -169,7 +169,7 @@ class GitTree:
                 left_out[folder] = path_filter.leaves_out(folder)
             if left_out[folder] or not path_filter.accepts(relpath):
                 continue
-            yield TreeFile(relpath, os.path.join(self.root, relpath))
+            yield TreeFile(printable(relpath), os.path.join(self.root, relpath))
 
     def submodules(self) -> list[str]:
         return self.gitlinks

@@ -133,8 +133,18 @@ def _may_reach(pattern: str, folder: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class TreeFile:
-    relpath: str  # "/"-separated, relative to the root
+    relpath: str  # "/"-separated, relative to the root, as shown (see ``printable``)
     path: str  # absolute path to read
+
+
+def printable(relpath: str) -> str:
+    """``relpath`` as results show it: the bytes of a name that is not valid UTF-8 (which the
+    OS's decoding keeps as surrogates, unfit for a report or a database) become U+FFFD."""
+    try:
+        relpath.encode()
+    except UnicodeEncodeError:
+        return relpath.encode(errors="surrogateescape").decode(errors="replace")
+    return relpath
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +170,7 @@ def walk_tree(
     def failed(exc: OSError) -> None:
         if unreadable is not None:
             where = os.path.relpath(exc.filename or root, root).replace(os.sep, "/")
-            unreadable.append(UnreadableFolder(where, exc.strerror or str(exc)))
+            unreadable.append(UnreadableFolder(printable(where), exc.strerror or str(exc)))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
@@ -187,7 +197,7 @@ def walk_tree(
                     counts["symlink-outside"] = counts.get("symlink-outside", 0) + 1
                     continue
             if path_filter.accepts(relpath):
-                yield TreeFile(relpath, full)
+                yield TreeFile(printable(relpath), full)
 
 
 @dataclass(frozen=True, slots=True)

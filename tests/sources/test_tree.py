@@ -7,13 +7,14 @@ import subprocess
 import pytest
 
 from scanner.sources.directory import DirectorySource
+from scanner.sources.documents import Origin
 from scanner.sources.export import ExportSource
 from scanner.sources.file_tree import DiskTree
 from scanner.sources.git import GitOptions, GitSource
 from scanner.sources.kustomize import plan
 from scanner.sources.paths import PathFilter, Shard, glob_match
-from scanner.sources.provenance import ErrorRecord, Resource
-from scanner.sources.tree import TreeOptions
+from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
+from scanner.sources.tree import TreeOptions, scan_tree
 from scanner.yamldoc import iter_documents
 
 from .conftest import TREE_KINDS, deployment, tree_of
@@ -355,3 +356,15 @@ def test_render_plan_lists_what_rendering_its_overlays_reads(tmp_path):
         "mid/kustomization.yaml", "mid/p.yaml"]
     assert render_plan.reads(["dev", "prod"])[:5] == [
         "dev/kustomization.yaml", "base/kustomization.yaml", "base/svc.yaml", "base/web.yaml", "prod/kustomization.yaml"]
+
+
+@pytest.mark.parametrize("kind", TREE_KINDS)
+def test_file_names_that_are_not_utf8_are_read_and_shown_with_a_replacement_character(tmp_path, kind):
+    root = tmp_path / "t"
+    folder = os.path.join(os.fsencode(root), b"caf\xe9")
+    os.makedirs(folder)
+    with open(os.path.join(folder, b"d\xff.yaml"), "wb") as f:
+        f.write(deployment("web").encode())
+    items = list(scan_tree(tree_of(root, kind), Origin("s", "directory"), TreeOptions(), SourceStats()))
+    assert [(type(i).__name__, i.provenance.path, i.identity.name) for i in items] == [
+        ("Resource", "caf\ufffd/d\ufffd.yaml", "web")]
