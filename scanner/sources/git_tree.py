@@ -174,9 +174,12 @@ class GitTree:
     def submodules(self) -> list[str]:
         return self.gitlinks
 
-    def _blob(self, path: str) -> _Blob:
+    def _lookup(self, path: str) -> _Blob | None:
         relpath = self._relpath(path)
-        blob = self.blobs.get(relpath) if relpath is not None else None
+        return self.blobs.get(relpath) if relpath is not None else None
+
+    def _blob(self, path: str) -> _Blob:
+        blob = self._lookup(path)
         if blob is None:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
         return blob
@@ -190,8 +193,7 @@ class GitTree:
         if self.disk is not None:
             return
         for path in paths:
-            relpath = self._relpath(path)
-            blob = self.blobs.get(relpath) if relpath is not None else None  # a missing file fails when read
+            blob = self._lookup(path)  # a missing file fails when read
             if blob is not None and blob.size <= max_bytes and not os.path.exists(_loose_path(self.objects, blob)):
                 if blob.oid not in self._position:
                     self._position[blob.oid] = len(self._order)
@@ -233,10 +235,7 @@ class GitTree:
         self._fetched.update(zip(batch, self._reader.read(batch), strict=True))
 
     def isfile(self, path: str) -> bool:
-        if self.disk is not None:
-            return self.disk.isfile(path)
-        relpath = self._relpath(path)
-        return relpath is not None and relpath in self.blobs
+        return self.disk.isfile(path) if self.disk is not None else self._lookup(path) is not None
 
     def isdir(self, path: str) -> bool:
         if self.disk is not None:
