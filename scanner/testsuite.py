@@ -340,7 +340,7 @@ def _compare(suite: Suite) -> list[TestRow]:
         accepted = {rule, f"autogen-{rule}", f"autogen-cronjob-{rule}"} if rule else None
         for resource in _candidates(suite.resources, entry, names):
             view = views[id(resource)]
-            kind = str(resource.get("kind"))  # the object's own (a Scale, not the Deployment it was matched as)
+            kind = str(resource.get("kind") or view.kind)  # its own: a Scale, not the Deployment it matched as
             selected = [r for r in results_for(policy, resource, operation)
                         if accepted is None or r.rule in accepted]
             if not selected:
