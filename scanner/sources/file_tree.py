@@ -44,7 +44,9 @@ class FileTree(Protocol):
         """The paths of the tree's submodules that are not part of it (not checked out)."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release what reading holds (a ``git cat-file`` process); the tree can be read again."""
+        ...
 
 
 class DiskTree:
