@@ -205,11 +205,12 @@ class GitTree:
             return self.disk.read(path)
         blob = self._blob(path)
         oid = blob.oid
-        data = self._fetched.get(oid) or _loose_blob(self.objects, blob)
-        if data is None:  # packed
-            if oid not in self._fetched:
+        data = self._fetched.get(oid)
+        if oid not in self._fetched:
+            data = _loose_blob(self.objects, blob)
+            if data is None:  # packed
                 self._fetch(blob)
-            data = self._fetched[oid]
+                data = self._fetched[oid]
         if self._wanted[oid] > 1:
             self._wanted[oid] -= 1
         else:  # its last read
