@@ -4,7 +4,9 @@ Documents are read the way Kyverno's loaders read them (sigs.k8s.io/yaml on go-y
 go-yaml v2's scalar rules (YAML 1.1 booleans with ``y``/``n``, ``0o``/``0x``/``0b`` ints,
 timestamps kept as text), map keys turned into text, merge keys applied in order. Positions never
 enter the data: a document keeps its start line, and, when asked for, its node tree so
-that ``locate("/spec/rules/0/name")`` can give the line and column of any value.
+that ``locate("/spec/rules/0/name")`` can give the line and column of any value. Text in the
+plain block style most manifests use is read by :mod:`scanner.yamlblock` (same data, faster);
+any other by libyaml.
 
 Untrusted input is bounded by :class:`YamlLimits` before any data is constructed:
 the byte size of each document, its nesting depth, and the size of its node graph with
@@ -30,6 +32,20 @@ import yaml
 
 from scanner.engine.gofmt import format_g
 from scanner.errors import Location, ManifestError
+from scanner.yamlblock import read_block_documents
+from scanner.yamlscalar import BINARY as _BINARY
+from scanner.yamlscalar import BOOL as _BOOL
+from scanner.yamlscalar import FLOAT as _FLOAT
+from scanner.yamlscalar import INT as _INT
+from scanner.yamlscalar import INT64_MAX as _INT64_MAX
+from scanner.yamlscalar import INT64_MIN as _INT64_MIN
+from scanner.yamlscalar import MAP as _MAP_TAG
+from scanner.yamlscalar import MERGE as _MERGE
+from scanner.yamlscalar import NULL as _NULL
+from scanner.yamlscalar import SEQ as _SEQ_TAG
+from scanner.yamlscalar import STR as _STR
+from scanner.yamlscalar import VALUES as _VALUES
+from scanner.yamlscalar import tag_of as _tag_of
 
 try:  # the C loader where present; same semantics, much faster
     from yaml import CSafeLoader as _BaseLoader
@@ -40,7 +56,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     """Safe loader that reads scalars and mappings as go-yaml v2 does, into JSON-shaped data.
 
-    Plain scalars resolve by go-yaml v2's rules (see :func:`_resolve_plain`); tags other
+    Plain scalars resolve by go-yaml v2's rules (see :mod:`scanner.yamlscalar`); tags other
     than bool, int, float and null are not interpreted (a tagged scalar is its text, a
     tagged collection what it would be untagged); map keys become text as
     sigs.k8s.io/yaml writes them into JSON; a repeated key is an error.
@@ -151,18 +167,12 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         """The tag of a node: a plain scalar's by go-yaml v2's rules, a quoted one is text."""
         if kind is _SCALAR:
             if implicit[0]:
-                tag = _TAGS.get(value)
-                if tag is None:
-                    tag = _remember(value)
-                return tag
+                return _tag_of(value)
             return _STR
         return _SEQ_TAG if kind is _SEQ else _MAP_TAG
 
 
 _SCALAR, _MAP, _SEQ = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
-_STR, _INT, _BOOL, _NULL, _FLOAT, _MAP_TAG, _SEQ_TAG, _MERGE, _BINARY = (
-    f"tag:yaml.org,2002:{name}"
-    for name in ("str", "int", "bool", "null", "float", "map", "seq", "merge", "binary"))
 
 _Loader.yaml_constructors = {
     None: _Loader.construct_untyped,
@@ -175,89 +185,12 @@ _Loader.yaml_constructors = {
 }
 assert not _Loader.yaml_path_resolvers
 
-# go-yaml v2's words (resolve.go): YAML 1.1 booleans including y/n, nulls, infinities, NaN
-_WORDS: dict[str, tuple[str, Any]] = {
-    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), (_BOOL, True)),
-    **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), (_BOOL, False)),
-    **dict.fromkeys(("", "~", "null", "Null", "NULL"), (_NULL, None)),
-    **dict.fromkeys((".nan", ".NaN", ".NAN"), (_FLOAT, math.nan)),
-    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), (_FLOAT, math.inf)),
-    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), (_FLOAT, -math.inf)),
-    "<<": (_MERGE, "<<"),
-}
-# Go's strconv.ParseInt with base 0 (after go-yaml drops every "_"): 0x, 0o, 0b, leading-0 octal
-_INT_TEXT = re.compile(r"[-+]?(?:0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
-_FLOAT_TEXT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_NUMBER_START = frozenset("+-0123456789")
-_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
-
-
-def _resolve_plain(text: str) -> tuple[str, Any]:
-    """The tag and value go-yaml v2 gives a plain scalar (resolve.go). Timestamps stay text,
-    as go-yaml v2 decodes them into an untyped value; no base-60 numbers."""
-    word = _WORDS.get(text)
-    if word is not None:
-        return word
-    first = text[:1]
-    if first == ".":
-        return _float_value(text)
-    if first not in _NUMBER_START:
-        return _STR, None
-    plain = text.replace("_", "")
-    if _INT_TEXT.fullmatch(plain):
-        number = _go_int(plain)
-        if _INT64_MIN <= number <= _INT64_MAX or (0 <= number <= _UINT64_MAX and plain[0] != "+"):
-            return _INT, number
-        if not _FLOAT_TEXT.fullmatch(plain):
-            return _INT, number  # a hexadecimal, octal or binary number beyond 64 bits
-    if _FLOAT_TEXT.fullmatch(plain):
-        return _float_value(plain)
-    return _STR, None
-
-
-def _go_int(plain: str) -> int:
-    digits = plain.lstrip("+-")
-    if len(digits) > 1 and digits[0] == "0" and digits[1] not in "bBoOxX":
-        number = int(digits, 8)
-    else:
-        number = int(digits, 0)
-    return -number if plain[0] == "-" else number
-
-
-def _float_value(text: str) -> tuple[str, Any]:
-    try:
-        number = float(text)
-    except ValueError:
-        return _STR, None
-    return (_STR, None) if math.isinf(number) else (_FLOAT, number)  # Go refuses overflow
-
-
-# the tags (and values, but for text) of plain scalars seen so far: manifests repeat their
-# values (kinds, booleans, ports, policies), and a look-up is cheaper than resolving again
-_TAGS: dict[str, str] = {}
-_VALUES: dict[str, Any] = {}
-_TAGS_LIMIT = 65_536
-
-
-def _remember(text: str) -> str:
-    tag, value = _resolve_plain(text)
-    if len(_TAGS) >= _TAGS_LIMIT:
-        _TAGS.clear()
-        _VALUES.clear()
-    _TAGS[text] = tag
-    if tag != _STR:
-        _VALUES[text] = value
-    return tag
-
-
 def _typed_value(node: yaml.ScalarNode) -> Any:
     """The value of a scalar tagged bool, int, float or null. An explicit tag must agree
     with what the text resolves to (go-yaml v2 refuses ``!!int 1.5``), except that an
     integer may be tagged float."""
     text = node.value
-    tag = _TAGS.get(text)
-    if tag is None:
-        tag = _remember(text)
+    tag = _tag_of(text)
     if tag == node.tag:
         return _VALUES[text]
     if tag == _INT and node.tag == _FLOAT:
@@ -582,13 +515,22 @@ def iter_documents(
             return
     if only_split:
         return
+    if not keep_nodes and len(text) <= min(limits.stream_bytes, limits.max_document_bytes) \
+            and 3 * len(text) + 1 <= limits.max_nodes:
+        documents = _block_documents(text, split_lists, limits.max_depth)
+        if documents is not None:
+            for index, (data, line) in enumerate(documents):
+                if data is not None:
+                    yield YamlDocument(data, path, index, line)
+            return
     bound = nesting_bound(text)
     if bound > _WIDE_SAFE_DEPTH or len(text) > limits.stream_bytes:
         yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error)
         return
+    within = _within_limits(text, bound, limits)
     compose = None if bound <= _INLINE_SAFE_DEPTH else _wide_executor()
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
-    checked = not aliased and _within_limits(text, bound, limits)
+    checked = within and not aliased
     loader = _Loader(text)
     construct = loader.constructor(aliased, limits.max_depth)
     index = 0
@@ -628,6 +570,23 @@ def iter_documents(
             index += 1
     finally:
         loader.dispose()
+
+
+def _block_documents(text: str | bytes, split_lists: bool, max_depth: int) -> list[tuple[Any, int]] | None:
+    """The documents of ``text`` by the block reader (see :mod:`scanner.yamlblock`), or None
+    where libyaml must read it: text beyond the reader's subset, or a List to be split."""
+    documents = read_block_documents(text, max_depth=max_depth)
+    if documents is not None and split_lists and any(_is_list(data) for data, _ in documents):
+        return None
+    return documents
+
+
+def _is_list(data: Any) -> bool:
+    """Whether a document is a ``kind: *List`` with an ``items`` list (as ``list_items`` reads)."""
+    if data.__class__ is not dict:
+        return False
+    kind = data.get("kind")
+    return kind.__class__ is str and kind.endswith("List") and data.get("items").__class__ is list
 
 
 def _event_documents(text: str | bytes, path: str, keep_nodes: bool, limits: YamlLimits, split: bool,

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from scanner.sources.file_tree import FileTree
+from scanner.yamlblock import read_block_documents
 from scanner.yamldoc import DEFAULT_LIMITS, _Loader, nesting_bound
 
 
@@ -50,6 +51,9 @@ def parse_documents(text: bytes | str, path: str) -> list[Any]:
         raise UnsupportedKustomization("file too large", path)
     if (b"&" in text) if isinstance(text, bytes) else ("&" in text):
         raise UnsupportedKustomization("YAML anchors", path)  # kustomize expands them
+    read = read_block_documents(text, _YAML12_BOOLS, _MAX_NESTING)
+    if read is not None:
+        return [data for data, _ in read if data is not None]
     bound = nesting_bound(text)
     if bound > _MAX_NESTING:
         raise UnsupportedKustomization("deeply nested YAML", path)
