@@ -1,13 +1,14 @@
 """Dialect-aware bulk writes: upserts that return ids, and the fast path for result rows.
 
-Result rows go to PostgreSQL with ``COPY`` and to SQLite with one ``executemany``: one
-round trip per batch either way.
+Result rows go to PostgreSQL with ``COPY`` (one round trip per batch) and to SQLite with
+multi-row ``INSERT`` statements.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from types import ModuleType
 from typing import Any
 
@@ -113,7 +114,7 @@ def insert_returning_keys(connection: Connection, model: type[Base],
 
 def copy_rows(connection: Connection, table: str, columns: Sequence[str],
               rows: list[tuple[Any, ...]]) -> None:
-    """Append rows to ``table``: COPY on PostgreSQL, executemany on SQLite."""
+    """Append rows to ``table``: COPY on PostgreSQL, multi-row INSERTs on SQLite."""
     if not rows:
         return
     names = ", ".join(columns)
@@ -123,5 +124,14 @@ def copy_rows(connection: Connection, table: str, columns: Sequence[str],
             for row in rows:
                 copy.write_row(row)
         return
-    marks = ", ".join("?" * len(columns))
-    connection.exec_driver_sql(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+    # Rows per statement, not one execution per row: SQLite runs a statement's one-time work
+    # (the lookup table of a CHECK's IN list) again on every execution. 999 parameters at most
+    # (SQLite before 3.32).
+    per = 999 // len(columns)
+    marks = "(" + ", ".join("?" * len(columns)) + ")"
+    statement = f"INSERT INTO {table} ({names}) VALUES "
+    full = statement + ", ".join([marks] * per)
+    for start in range(0, len(rows), per):
+        part = rows[start:start + per]
+        sql = full if len(part) == per else statement + ", ".join([marks] * len(part))
+        connection.exec_driver_sql(sql, tuple(chain.from_iterable(part)))

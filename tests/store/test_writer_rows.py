@@ -128,3 +128,19 @@ def test_writer_stores_names_longer_than_kubernetes_allows(store: Store) -> None
     [stored] = list(store.iter_run_results(run.run_id))
     assert (stored.resource.name, stored.resource.namespace, stored.rule, stored.policy.name,
             stored.policy.severity) == (name, namespace, rule, record.name, record.severity)
+
+
+@pytest.mark.parametrize("count", [1, 111, 112, 250])
+def test_writer_add_result_rows_stores_every_row_of_a_large_batch(store: Store, count: int) -> None:
+    """SQLite takes the rows in multi-row statements of at most 999 parameters: full ones and
+    a shorter last one."""
+    run = store.begin_run(RunStart(started_at=day(0)))
+    run.add_source(SourceRecord(name="repo", type=SourceType.GIT))
+    run.add_policies([policy("require-labels")])
+    resources = [pod(f"p{i}") for i in range(count)]
+    rows = [(i, "require-labels", "check-labels", "fail" if i % 3 else "pass", f"message {i}", f"/spec/{i}",
+             "Audit", "check-labels") for i in range(count)]
+    assert run.add_result_rows([(resources, rows)]) == count
+    run.finish()
+    stored = {(r.resource.name, r.status.value, r.message, r.path) for r in store.iter_run_results(run.run_id)}
+    assert stored == {(f"p{i}", "fail" if i % 3 else "pass", f"message {i}", f"/spec/{i}") for i in range(count)}
