@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,6 +201,8 @@ def _known_timezone(name: str) -> bool:
     (or the tzdata package's) time zone database, as APScheduler reads them."""
     if name == "UTC":
         return True
+    import zoneinfo  # with the system's time zone paths: only for a config that names a zone
+
     try:
         zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
