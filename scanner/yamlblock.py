@@ -105,17 +105,25 @@ class _Reader:
                 self.root_open, self.line = True, i
                 self.root = [] if entry else {}
                 stack.append([indent, self.root, not entry])
-            while stack and stack[-1][0] > indent:
-                stack.pop()
-            if stack and not entry and not stack[-1][2] and stack[-1][0] == indent:
+            top = stack[-1]  # [indent, container, is mapping]
+            if top[0] > indent:
+                while stack and stack[-1][0] > indent:
+                    stack.pop()
+                if not stack:
+                    raise _Unsupported
+                top = stack[-1]
+            if not entry and not top[2] and top[0] == indent:
                 stack.pop()  # a sequence written at its key's indentation has ended
-            if not stack or stack[-1][0] != indent or stack[-1][2] == entry:
+                if not stack:
+                    raise _Unsupported
+                top = stack[-1]
+            if top[0] != indent or top[2] == entry:
                 raise _Unsupported
             if entry:
-                i = self._entry(stack[-1][1], indent, content, i)
+                i = self._entry(top[1], indent, content, i)
                 continue
             # a mapping's line: the common forms are read here, without a call
-            mapping = stack[-1][1]
+            mapping = top[1]
             if content[0] == '"':
                 match = _QUOTED_KEY.match(content)
                 if match is None or "\\" in match.group(1) or match.end() > _KEY_LIMIT:

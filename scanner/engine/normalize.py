@@ -13,18 +13,23 @@ NULL_MAP_KEYS = frozenset({"annotations", "labels", "matchLabels", "nodeSelector
 
 def normalize_null_maps(data: Any) -> None:
     """Turn null values of the spec's map keys into ``{}``, at any depth, in place."""
+    if data.__class__ is not dict and data.__class__ is not list:
+        return
     stack = [data]
+    push, pop = stack.append, stack.pop
     while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
+        value = pop()  # loaded data: plain dicts and lists, no subclasses
+        if value.__class__ is dict:
             for key, child in value.items():
                 if child is None:
                     if key in NULL_MAP_KEYS:
                         value[key] = {}
-                elif isinstance(child, dict | list):
-                    stack.append(child)
-        elif isinstance(value, list):
-            stack.extend(child for child in value if isinstance(child, dict | list))
+                elif child.__class__ is dict or child.__class__ is list:
+                    push(child)
+        else:
+            for child in value:
+                if child.__class__ is dict or child.__class__ is list:
+                    push(child)
 
 
 def normalize_resource(resource: dict) -> dict:
