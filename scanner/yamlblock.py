@@ -22,7 +22,7 @@ from scanner.yamlscalar import BOOL, INT, MERGE, NULL, STR, TAGS, VALUES, tag_of
 # characters libyaml accepts in a stream, but for the line breaks it knows besides "\n"
 # (CR, NEL, LS, PS), tabs and the byte-order mark: text with any other stays with libyaml
 _OUTSIDE_ASCII = re.compile("[^\n\x20-\x7e]")
-_OUTSIDE = "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+_OUTSIDE_PATTERN = "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 # a plain scalar cannot start with these (some may with a following non-space; not here)
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # libyaml refuses a key that runs more than 1024 characters before its ":" (with some margin here)
@@ -42,14 +42,14 @@ class _Unsupported(Exception):
 def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = None,
                          max_depth: int = 200) -> list[Document] | None:
     """Each document of ``text`` (bytes in UTF-8) in order, or None where the text is beyond
-    the subset, nests values ``max_depth`` deep or more, or (given ``booleans``) holds a plain
-    boolean not among them."""
+    the subset, nests values close to ``max_depth`` deep (counting the document as 1 and
+    each level below it), or (given ``booleans``) holds a plain boolean not among them."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    if (_OUTSIDE_ASCII if text.isascii() else re.compile(_OUTSIDE)).search(text):
+    if max_depth < 3 or (_OUTSIDE_ASCII if text.isascii() else re.compile(_OUTSIDE_PATTERN)).search(text):
         return None  # (the wide pattern takes milliseconds to compile: only when needed, once)
     try:
         return _Reader(text.split("\n"), booleans, max_depth).documents()
@@ -96,8 +96,8 @@ class _Reader:
                 self.pending = None
                 container, key, owner = pending
                 if indent > owner or (indent == owner and entry and key is not None):
-                    if len(stack) >= self.max_depth:
-                        raise _Unsupported  # the loader words the limit
+                    if len(stack) >= self.max_depth - 2:
+                        raise _Unsupported  # near the depth limit, which the loader words
                     child: Any = [] if entry else {}
                     container[-1 if key is None else key] = child
                     stack.append([indent, child, not entry])
@@ -180,7 +180,7 @@ class _Reader:
         if rest[0] == "-" and (len(rest) == 1 or rest[1] == " "):
             raise _Unsupported  # a compact nested sequence
         if rest.endswith(":") or ": " in rest:
-            if len(self.stack) >= self.max_depth:
+            if len(self.stack) >= self.max_depth - 2:
                 raise _Unsupported
             mapping: dict[str, Any] = {}
             sequence.append(mapping)

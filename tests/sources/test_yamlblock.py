@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scanner.errors import ManifestError
 from scanner.sources.kustomize_native_yaml import UnsupportedKustomization, parse_documents
 from scanner.yamlblock import read_block_documents
-from scanner.yamldoc import iter_documents
+from scanner.yamldoc import YamlLimits, iter_documents
 
 
 def loader_documents(text: str) -> list[tuple[int, object, int]] | str:
@@ -318,3 +318,20 @@ def generated(rnd: random.Random) -> str:
 @given(st.randoms(use_true_random=False))
 def test_block_reader_agrees_with_the_loader_on_generated_text(rnd: random.Random) -> None:
     check(generated(rnd))
+
+
+@pytest.mark.parametrize("max_depth", [1, 2, 3, 4, 6])
+@pytest.mark.parametrize("leaf", ["x", "[x]", "{}", "|\n{pad}  x"])
+def test_block_reader_keeps_the_depth_limit(max_depth: int, leaf: str) -> None:
+    limits = YamlLimits(max_depth=max_depth)
+    for depth in range(1, 8):
+        lines = [f"{'  ' * level}k{level}:" for level in range(depth)]
+        lines[-1] += " " + leaf.replace("{pad}", "  " * (depth - 1))
+        text = "\n".join(lines) + "\n"
+        outcomes = []
+        for keep_nodes in (False, True):  # the block reader where it applies; libyaml
+            try:
+                outcomes.append([d.data for d in iter_documents(text, limits=limits, keep_nodes=keep_nodes)])
+            except ManifestError as exc:
+                outcomes.append(exc.message)
+        assert outcomes[0] == outcomes[1], text
