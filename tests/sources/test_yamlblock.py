@@ -3,7 +3,6 @@ text the loader refuses."""
 
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
@@ -15,6 +14,7 @@ from scanner.errors import ManifestError
 from scanner.sources.kustomize_native_yaml import UnsupportedKustomization, parse_documents
 from scanner.yamlblock import read_block_documents
 from scanner.yamldoc import YamlLimits, iter_documents
+from tests.sources.test_yamldoc_construct import same
 
 
 def loader_documents(text: str) -> list[tuple[int, object, int]] | str:
@@ -31,19 +31,6 @@ def block_documents(text: str) -> list[tuple[int, object, int]] | None:
     if read is None:
         return None
     return [(index, data, line) for index, (data, line) in enumerate(read) if data is not None]
-
-
-def same(a: object, b: object) -> bool:
-    """Equal, with key order and types (1 is not 1.0 nor True)."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)  # type: ignore[index]
-    if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
-    return a == b
 
 
 def check(text: str) -> bool:

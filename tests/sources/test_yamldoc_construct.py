@@ -50,7 +50,7 @@ def same(a: object, b: object) -> bool:
         return False
     if isinstance(a, dict):
         return list(a) == list(b) and all(same(a[k], b[k]) for k in a)  # type: ignore[index]
-    if isinstance(a, list):
+    if isinstance(a, list | tuple):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
     return a == b
 
