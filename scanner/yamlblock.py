@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any
 
-from scanner.yamlscalar import BOOL, INT, MERGE, NULL, STR, TAGS, VALUES, tag_of
+from scanner.yamlscalar import BOOL, INT, MERGE, NULL, PLAIN, STR, resolved
 
 # characters libyaml accepts in a stream, but for the line breaks it knows besides "\n"
 # (CR, NEL, LS, PS), tabs and the byte-order mark: text with any other stays with libyaml
@@ -70,7 +70,7 @@ class _Reader:
         self.root_open, self.root, self.line = False, None, 0
 
     def documents(self) -> list[Document]:
-        lines, stack, tags, values, keys = self.lines, self.stack, TAGS, VALUES, _TEXT_KEYS
+        lines, stack, plain, keys = self.lines, self.stack, PLAIN, _TEXT_KEYS
         count = len(lines)
         i = 0
         while i < count:
@@ -149,13 +149,15 @@ class _Reader:
             if value[0] == " ":
                 value = value.lstrip(" ")
             if value[0] not in _INDICATORS and value[-1] != ":" and ": " not in value:
-                tag = tags.get(value)
-                if tag is STR:
-                    mapping[key] = value
-                    continue
-                if tag is INT or tag is NULL or (tag is BOOL and (self.booleans is None or value in self.booleans)):
-                    mapping[key] = values[value]
-                    continue
+                known = plain.get(value)  # (tag, value) of a plain scalar seen before
+                if known is not None:
+                    tag = known[0]
+                    if tag is STR:
+                        mapping[key] = value
+                        continue
+                    if tag is INT or tag is NULL or (tag is BOOL and (self.booleans is None or value in self.booleans)):
+                        mapping[key] = known[1]
+                        continue
             elif value == "{}":
                 mapping[key] = {}
                 continue
@@ -217,7 +219,7 @@ class _Reader:
             if not key or key[0] in _INDICATORS or key[-1] == ":":
                 raise _Unsupported
             if key not in _TEXT_KEYS:
-                if tag_of(key) != STR:
+                if resolved(key)[0] != STR:
                     raise _Unsupported  # a key that is not text (true, 1, ~, <<): the loader converts it
                 if len(_TEXT_KEYS) >= _TEXT_KEYS_LIMIT:
                     _TEXT_KEYS.clear()
@@ -252,12 +254,11 @@ class _Reader:
             raise _Unsupported
         if text[-1] == ":" or ": " in text:
             raise _Unsupported
-        tag = tag_of(text)
+        tag, value = resolved(text)
         if tag == STR:
             return text
         if tag == MERGE or (tag == BOOL and self.booleans is not None and text not in self.booleans):
             raise _Unsupported
-        value = VALUES[text]
         if value.__class__ is float and not math.isfinite(value):
             raise _Unsupported  # an error the loader words
         return value

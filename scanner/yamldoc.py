@@ -44,8 +44,7 @@ from scanner.yamlscalar import MERGE as _MERGE
 from scanner.yamlscalar import NULL as _NULL
 from scanner.yamlscalar import SEQ as _SEQ_TAG
 from scanner.yamlscalar import STR as _STR
-from scanner.yamlscalar import VALUES as _VALUES
-from scanner.yamlscalar import tag_of as _tag_of
+from scanner.yamlscalar import resolved as _resolved
 
 try:  # the C loader where present; same semantics, much faster
     from yaml import CSafeLoader as _BaseLoader
@@ -167,7 +166,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
         """The tag of a node: a plain scalar's by go-yaml v2's rules, a quoted one is text."""
         if kind is _SCALAR:
             if implicit[0]:
-                return _tag_of(value)
+                return _resolved(value)[0]
             return _STR
         return _SEQ_TAG if kind is _SEQ else _MAP_TAG
 
@@ -189,12 +188,11 @@ def _typed_value(node: yaml.ScalarNode) -> Any:
     """The value of a scalar tagged bool, int, float or null. An explicit tag must agree
     with what the text resolves to (go-yaml v2 refuses ``!!int 1.5``), except that an
     integer may be tagged float."""
-    text = node.value
-    tag = _tag_of(text)
+    tag, value = _resolved(node.value)
     if tag == node.tag:
-        return _VALUES[text]
+        return value
     if tag == _INT and node.tag == _FLOAT:
-        return float(_VALUES[text])
+        return float(value)
     raise yaml.constructor.ConstructorError(
         None, None, f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[-1]}", node.start_mark)
 

@@ -70,25 +70,19 @@ def _float_value(text: str) -> tuple[str, Any]:
     return (STR, None) if math.isinf(number) else (FLOAT, number)  # Go refuses overflow
 
 
-# the tags (and values, but for text) of plain scalars seen so far: manifests repeat their
-# values (kinds, booleans, ports, policies), and a look-up is cheaper than resolving again
-TAGS: dict[str, str] = {}
-VALUES: dict[str, Any] = {}
-_TAGS_LIMIT = 65_536
+# the tag and value (None for text) of each plain scalar seen so far: manifests repeat their
+# values (kinds, booleans, ports, policies), and a look-up is cheaper than resolving again. One
+# entry holds both, so that a reader in another thread emptying the cache never splits them.
+PLAIN: dict[str, tuple[str, Any]] = {}
+_PLAIN_LIMIT = 65_536
 
 
-def remember(text: str) -> str:
-    tag, value = resolve_plain(text)
-    if len(TAGS) >= _TAGS_LIMIT:
-        TAGS.clear()
-        VALUES.clear()
-    TAGS[text] = tag
-    if tag != STR:
-        VALUES[text] = value
-    return tag
-
-
-def tag_of(text: str) -> str:
-    """The tag of a plain scalar; its value is ``text`` for ``STR``, else ``VALUES[text]``."""
-    tag = TAGS.get(text)
-    return remember(text) if tag is None else tag
+def resolved(text: str) -> tuple[str, Any]:
+    """The tag of a plain scalar and its value (None for ``STR``: the value is the text)."""
+    found = PLAIN.get(text)
+    if found is None:
+        found = resolve_plain(text)
+        if len(PLAIN) >= _PLAIN_LIMIT:
+            PLAIN.clear()
+        PLAIN[text] = found
+    return found
