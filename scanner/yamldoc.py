@@ -513,8 +513,7 @@ def iter_documents(
             return
     if only_split:
         return
-    if not keep_nodes and len(text) <= min(limits.stream_bytes, limits.max_document_bytes) \
-            and 3 * len(text) + 1 <= limits.max_nodes:
+    if not keep_nodes and len(text) <= limits.stream_bytes and _size_within(text, limits):
         documents = _block_documents(text, split_lists, limits.max_depth)
         if documents is not None:
             for index, (data, line) in enumerate(documents):
@@ -525,10 +524,9 @@ def iter_documents(
     if bound > _WIDE_SAFE_DEPTH or len(text) > limits.stream_bytes:
         yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error)
         return
-    within = _within_limits(text, bound, limits)
     compose = None if bound <= _INLINE_SAFE_DEPTH else _wide_executor()
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
-    checked = within and not aliased
+    checked = not aliased and _within_limits(text, bound, limits)
     loader = _Loader(text)
     construct = loader.constructor(aliased, limits.max_depth)
     index = 0
@@ -607,11 +605,16 @@ def _within_limits(text: str | bytes, bound: int, limits: YamlLimits) -> bool:
     alone, so that no node graph needs walking: no document is longer than the text, none
     is nested deeper than its indentation and brackets allow, and a node takes at least a
     third of a character (``[:]`` is three nodes)."""
-    if len(text) > limits.max_document_bytes or 3 * len(text) + 1 > limits.max_nodes:
+    if not _size_within(text, limits):
         return False
     if bound > limits.max_depth:
         bound = _indentation_bound(text)
     return bound <= limits.max_depth
+
+
+def _size_within(text: str | bytes, limits: YamlLimits) -> bool:
+    """Whether no document of ``text`` (without aliases) can be too long or hold too many nodes."""
+    return len(text) <= limits.max_document_bytes and 3 * len(text) + 1 <= limits.max_nodes
 
 
 _SPLIT_MIN_BYTES = 256 * 1024

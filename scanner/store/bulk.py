@@ -124,9 +124,8 @@ def copy_rows(connection: Connection, table: str, columns: Sequence[str],
             for row in rows:
                 copy.write_row(row)
         return
-    # Rows per statement, not one execution per row: SQLite runs a statement's one-time work
-    # (the lookup table of a CHECK's IN list) again on every execution. 999 parameters at most
-    # (SQLite before 3.32).
+    # Many rows per statement, not one execution per row: each execution creates the lookup
+    # table of the CHECK's IN list anew. 999 parameters at most (SQLite before 3.32).
     per = 999 // len(columns)
     marks = "(" + ", ".join("?" * len(columns)) + ")"
     statement = f"INSERT INTO {table} ({names}) VALUES "
