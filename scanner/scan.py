@@ -200,7 +200,7 @@ def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tup
     source = build_source(cfg, config)
     run = _SourceRun(cfg, source)
     # trees are dealt out finer than the worker count so that the pool balances itself
-    count = jobs if cfg.type == "export" or jobs == 1 else 3 * jobs
+    count = jobs if cfg.type == "export" or jobs == 1 else 6 * jobs
     shards = [Shard(i, count) for i in range(count)]
     tasks: list[ShardTask] = []
     if cfg.type == "git":

@@ -22,6 +22,8 @@ from scanner.yamlscalar import BOOL, INT, MERGE, NULL, PLAIN, STR, resolved
 # characters libyaml accepts in a stream, but for the line breaks it knows besides "\n"
 # (CR, NEL, LS, PS), tabs and the byte-order mark: text with any other stays with libyaml
 _OUTSIDE_ASCII = re.compile("[^\n\x20-\x7e]")
+_PRINTABLE_BYTES = b"\n" + bytes(range(0x20, 0x7F))
+_HIGH_BYTES = bytes(range(0x80, 0x100))  # the bytes of UTF-8 sequences beyond ASCII
 _OUTSIDE_PATTERN = "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 # a plain scalar cannot start with these (some may with a following non-space; not here)
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
@@ -44,13 +46,19 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
     """Each document of ``text`` (bytes in UTF-8) in order, or None where the text is beyond
     the subset, nests values close to ``max_depth`` deep (counting the document as 1 and
     each level below it), or (given ``booleans``) holds a plain boolean not among them."""
+    if max_depth < 3:
+        return None
+    # (the wide pattern takes milliseconds to compile: only when needed, once)
     if isinstance(text, bytes):
+        outside = text.translate(None, _PRINTABLE_BYTES)  # bytes not "\n" nor printable ASCII
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    if max_depth < 3 or (_OUTSIDE_ASCII if text.isascii() else re.compile(_OUTSIDE_PATTERN)).search(text):
-        return None  # (the wide pattern takes milliseconds to compile: only when needed, once)
+        if outside and (outside.translate(None, _HIGH_BYTES) or re.compile(_OUTSIDE_PATTERN).search(text)):
+            return None
+    elif (_OUTSIDE_ASCII if text.isascii() else re.compile(_OUTSIDE_PATTERN)).search(text):
+        return None
     try:
         return _Reader(text.split("\n"), booleans, max_depth).documents()
     except _Unsupported:

@@ -93,16 +93,25 @@ class _Evaluation:
             return skip or self._handler(rule, self.ctx, extra, keys)
         ctx = self.ctx()
         state = ctx.checkpoint()
+        values = self.env.values
+        valued = values.sets_variables
         try:
-            ctx.rule_values = self.env.values.for_rule(self.policy.name, rule.name)
-            ctx.foreach_values = self.env.values.foreach_for_rule(self.policy.name, rule.name)
+            if valued:
+                ctx.rule_values = values.for_rule(self.policy.name, rule.name)
+                ctx.foreach_values = values.foreach_for_rule(self.policy.name, rule.name)
             ctx.add_entries(rule.raw.get("context"))
             block = rule.extra.get("preconditions")
             if block is not None:
-                try:
-                    result = evaluate_block(block, ctx.substitute)
-                except SUBSTITUTION_FAILURES as exc:
-                    return RuleStatus.ERROR, f"failed to evaluate preconditions: {exc}", ""
+                # without values, ``request.operation`` is the request's: one outcome per operation
+                known = None if valued else rule.extra.get("preconditions_by_operation")
+                result = known.get(self.request.operation) if known is not None else None
+                if result is None:
+                    try:
+                        result = evaluate_block(block, ctx.substitute)
+                    except SUBSTITUTION_FAILURES as exc:
+                        return RuleStatus.ERROR, f"failed to evaluate preconditions: {exc}", ""
+                    if known is not None:
+                        known[self.request.operation] = result
                 if not result.value:
                     extra = f"; {result.message}" if result.messages else ""
                     return RuleStatus.SKIP, f"preconditions not met{extra}", ""
@@ -224,11 +233,9 @@ def evaluate_policy(
                 and rule.validate.get("allowExistingViolations") is not False
                 and _fails_before_update(policy, rule, resource, request, view, env)):
             status, message, path = RuleStatus.SKIP, PRE_EXISTING, ""
-        results.append(RuleResult(
-            policy=policy.key, rule=rule.name, status=status, message=message, path=path,
-            action=resolve_action(policy, rule, view.namespace, request),
-            declared_rule=rule.declared_name,
-        ))
+        results.append(RuleResult(  # positional: a scan builds one per rule and resource
+            policy.key, rule.name, status, message, path, resolve_action(policy, rule, view.namespace, request),
+            rule.declared_name))
         if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):
             break
     return results

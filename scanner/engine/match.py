@@ -144,6 +144,9 @@ class ResourceFilter:
     has_user_info: bool = field(init=False, compare=False, repr=False)
     # ResourceDescription.IsEmpty, which PolicyException filters use: operations do not count
     has_exception_resources: bool = field(init=False, compare=False, repr=False)
+    # kinds and nothing else (no names, namespaces, selectors, operations or user info): the
+    # filter matches by the resource's kind alone, whether it matches, excludes or excepts
+    kinds_only: bool = field(init=False, compare=False, repr=False)
     # whether the kinds match, by (group, version, kind): resources repeat a few kinds
     _kind_hits: dict[tuple[str, str, str], bool] = field(
         init=False, compare=False, repr=False, default_factory=dict)
@@ -159,6 +162,9 @@ class ResourceFilter:
             self.kinds or self.name is not None or self.names or self.namespaces
             or self.annotations or self.selector is not None or self.namespace_selector is not None
         ))
+        object.__setattr__(self, "kinds_only", bool(self.kinds) and not self.has_user_info and (
+            self.name is None and self.names is None and self.namespaces is None and self.annotations is None
+            and self.selector is None and self.namespace_selector is None and self.operations is None))
 
     def matches(self, res: ResourceView, request: Request, *, exclude: bool, exception: bool = False) -> bool:
         """``exception``: a PolicyException filter (Kyverno's pkg/engine/utils/exceptions.go)."""
@@ -238,9 +244,29 @@ class MatchBlock:
 
     mode: str
     filters: tuple[ResourceFilter, ...]
+    # whether the block matches, by (group, version, kind, subresource), when its filters
+    # name kinds and nothing else: the answer then depends on the kind alone
+    _kind_hits: dict[tuple[str, str, str, str], bool] | None = field(
+        init=False, compare=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.filters and all(f.kinds_only for f in self.filters):
+            object.__setattr__(self, "_kind_hits", {})
 
     def matches(self, res: ResourceView, request: Request, *, exclude: bool = False,
                 exception: bool = False) -> bool:
+        hits = self._kind_hits
+        if hits is not None:
+            key = (res.group, res.version, res.kind, res.subresource)
+            hit = hits.get(key)
+            if hit is None:
+                if len(hits) >= _KIND_HITS_LIMIT:
+                    hits.clear()
+                hit = hits[key] = self._matches(res, request, exclude=exclude, exception=exception)
+            return hit
+        return self._matches(res, request, exclude=exclude, exception=exception)
+
+    def _matches(self, res: ResourceView, request: Request, *, exclude: bool, exception: bool) -> bool:
         if self.mode == "any":
             return any(f.matches(res, request, exclude=exclude, exception=exception) for f in self.filters)
         if self.mode == "all":

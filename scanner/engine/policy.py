@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.engine.anchor import Anchor, parse_key, unknown_anchor
 from scanner.engine.match import KindSelector, MatchBlock, parse_match_block
 from scanner.engine.pattern import CompiledPattern
-from scanner.engine.policy_checks import FAILURE_ACTIONS
+from scanner.engine.policy_checks import FAILURE_ACTIONS, walk_strings
 from scanner.engine.selector import LabelSelector, parse_selector
 from scanner.engine.types import FailureAction
 from scanner.errors import Location, PolicyError
@@ -277,7 +278,6 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
     """Conditions, CEL programs and JMESPath expressions, compiled once at load."""
     from scanner.engine.conditions import parse_conditions
     from scanner.engine.jmespath_dialect import JMESPathError, compile_expression
-    from scanner.engine.policy_checks import walk_strings
     from scanner.engine.variables import find_variables
 
     if raw.get("preconditions") is not None:
@@ -286,6 +286,10 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
         except PolicyError as exc:
             where = exc.location.pointer if exc.location and exc.location.pointer else pointer + "/preconditions"
             problems.append((where, exc.message))
+        else:
+            if not raw.get("context") and _reads_only_operation(raw["preconditions"]):
+                # the same outcome for every resource of one operation: kept per operation
+                rule.extra["preconditions_by_operation"] = {}
     if rule.handler == "cel":
         from scanner.engine.cel import compile_cel_rule
         from scanner.engine.cel_env import CelCompileError
@@ -312,6 +316,22 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
         raw.get("context") or raw.get("preconditions") is not None
         or rule.handler in ("deny", "foreach") or rule.dynamic_pattern or "{{" in rule.message
     )
+
+
+# ``request.operation`` alone, or with a quoted fallback (``request.operation || 'BACKGROUND'``)
+_OPERATION_ONLY = re.compile(r"\s*request\.operation(\s*\|\|\s*'[^'\\]*')?\s*")
+
+
+def _reads_only_operation(raw: Any) -> bool:
+    """Whether the only variable ``raw`` (a rule's preconditions) reads is ``request.operation``."""
+    from scanner.engine.variables import find_variables
+
+    for _, text in walk_strings(raw, ""):
+        if "$(" in text:
+            return False
+        if "{{" in text and not all(_OPERATION_ONLY.fullmatch(e) for e in find_variables(text)):
+            return False
+    return True
 
 
 def _check_foreach_shape(raw: Any, pointer: str, problems: list[tuple[str, str]]) -> None:

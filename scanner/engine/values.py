@@ -22,6 +22,12 @@ class Values:
     # policy name -> rule name -> foreachValues (see ``ForeachValues``)
     rule_foreach_values: dict[str, dict[str, ForeachValues]] = field(default_factory=dict)
 
+    @property
+    def sets_variables(self) -> bool:
+        """Whether any value enters a rule's variables (global, per resource, per rule or per
+        foreach element); namespace labels and subresources do not."""
+        return bool(self.global_values or self.resource_values or self.rule_values or self.rule_foreach_values)
+
     def for_resource(self, policy: str, resource: str) -> dict[str, Any]:
         """Global values overlaid with this policy's values for the resource (by name)."""
         out = dict(self.global_values)

@@ -28,6 +28,8 @@ def loader_documents(text: str) -> list[tuple[int, object, int]] | str:
 
 def block_documents(text: str) -> list[tuple[int, object, int]] | None:
     read = read_block_documents(text)
+    from_bytes = read_block_documents(text.encode("utf-8", "surrogatepass"))  # as files are read
+    assert (read is None) == (from_bytes is None) and (read is None or same(read, from_bytes)), text
     if read is None:
         return None
     return [(index, data, line) for index, (data, line) in enumerate(read) if data is not None]
@@ -167,12 +169,16 @@ GIVES_UP = {
     "long-key": "k" * 1100 + ": v\n",
     "indicator-start": "a: @x\n",
     "dash-value": "a: - b\n",
+    "control-character": "a: x\x01y\n",
+    "delete-character": "a: x\x7fy\n",
+    "c1-control": "a: x\x9by\n",
 }
 
 
 @pytest.mark.parametrize("name", GIVES_UP)
 def test_block_reader_gives_up_beyond_its_subset(name: str) -> None:
     assert read_block_documents(GIVES_UP[name]) is None
+    assert read_block_documents(GIVES_UP[name].encode()) is None
 
 
 def test_block_reader_is_what_the_scanner_reads_manifests_with() -> None:
