@@ -253,3 +253,55 @@ TWO_TRUE_CONDITIONS = ("[{key: a, operator: Equals, value: a, message: one},"
 def test_rule_message_wording(validate: str, expected: str) -> None:
     [result] = evaluate_policy(parse_policy(policy(rule(validate=validate))), resource())
     assert result.message == expected
+
+
+# One compiled policy meets many resources in a scan, and keeps what depends only on the kind
+# (kind-only match blocks) or on the operation (preconditions reading request.operation alone):
+# it must answer each resource exactly as a policy compiled for that resource alone does.
+REUSED_RULES = {
+    "kind-only-match": rule("{any: [{resources: {kinds: [apps/v1/Deployment, Pod]}}]}"),
+    "kind-only-exclude": rule("{any: [{resources: {kinds: [Pod, Deployment, Service, Job]}}]}",
+                              exclude="{any: [{resources: {kinds: [Service, batch/*/Job]}}]}"),
+    "all-block": rule("{all: [{resources: {kinds: [Pod, Service]}}, {resources: {kinds: ['v1/*']}}]}"),
+    "operation-precondition": (
+        "[{name: r, match: {any: [{resources: {kinds: [Pod, Deployment]}}]},"
+        " preconditions: {all: [{key: \"{{ request.operation || 'BACKGROUND' }}\", operator: NotEquals,"
+        " value: DELETE}]}, validate: {message: 'op {{ request.operation }}',"
+        " deny: {conditions: {any: [{key: \"{{ request.operation }}\", operator: Equals, value: UPDATE}]}}}}]"),
+    "operation-list-precondition": (
+        "[{name: r, match: {any: [{resources: {kinds: [Pod]}}]},"
+        " preconditions: {any: [{key: '{{ request.operation }}', operator: AnyIn, value: [CREATE, UPDATE]}]},"
+        " validate: {pattern: {metadata: {labels: {team: '?*'}}}}}]"),
+}
+REUSED_RESOURCES = [
+    (resource(), Request()),
+    (resource(kind="Deployment", api="apps/v1"), Request()),
+    (resource(kind="Deployment", api="extensions/v1beta1"), Request()),
+    (resource(kind="Service"), Request()),
+    (resource(kind="Job", api="batch/v1"), Request()),
+    (resource(labels={"team": "a"}), Request(operation="DELETE")),
+    (resource(), Request(operation="UPDATE")),
+    (resource(kind="Deployment", api="apps/v1"), Request(operation="DELETE")),
+    (resource(), Request()),
+]
+
+
+@pytest.mark.parametrize("name", REUSED_RULES)
+def test_a_compiled_policy_answers_each_resource_as_a_fresh_one(name: str) -> None:
+    doc = policy(REUSED_RULES[name])
+    compiled = parse_policy(doc)
+    for res, request in REUSED_RESOURCES:
+        fresh = evaluate_policy(parse_policy(doc), res, request)
+        assert evaluate_policy(compiled, res, request) == fresh, (res, request)
+
+
+def test_values_setting_the_operation_reach_preconditions_of_a_reused_policy() -> None:
+    from scanner.engine.environment import make_environment
+    from scanner.engine.values import parse_values
+
+    compiled = parse_policy(policy(REUSED_RULES["operation-precondition"]))
+    plain = evaluate_policy(compiled, resource(), Request())
+    deleting = make_environment(values=parse_values({"globalValues": {"request.operation": "DELETE"}}))
+    skipped = evaluate_policy(compiled, resource(), Request(), env=deleting)
+    assert [str(r.status) for r in plain] == ["pass"]
+    assert [(str(r.status), r.message) for r in skipped] == [("skip", "preconditions not met")]
