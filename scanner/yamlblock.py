@@ -48,17 +48,21 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
     each level below it), or (given ``booleans``) holds a plain boolean not among them."""
     if max_depth < 3:
         return None
-    # (the wide pattern takes milliseconds to compile: only when needed, once)
     if isinstance(text, bytes):
-        outside = text.translate(None, _PRINTABLE_BYTES)  # bytes not "\n" nor printable ASCII
+        outside = text.translate(None, _PRINTABLE_BYTES)  # bytes neither "\n" nor printable ASCII
+        if outside.translate(None, _HIGH_BYTES):
+            return None  # an ASCII control character (tab, CR, ...)
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        if outside and (outside.translate(None, _HIGH_BYTES) or re.compile(_OUTSIDE_PATTERN).search(text)):
+        wide = bool(outside)
+    else:
+        wide = not text.isascii()
+        if not wide and _OUTSIDE_ASCII.search(text):
             return None
-    elif (_OUTSIDE_ASCII if text.isascii() else re.compile(_OUTSIDE_PATTERN)).search(text):
-        return None
+    if wide and re.compile(_OUTSIDE_PATTERN).search(text):
+        return None  # (the wide pattern takes milliseconds to compile: only when needed, once)
     try:
         return _Reader(text.split("\n"), booleans, max_depth).documents()
     except _Unsupported:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from scanner.engine import wildcard
-from scanner.engine.conditions import evaluate_block
+from scanner.engine.conditions import BlockResult, ConditionBlock, evaluate_block
 from scanner.engine.context import VariableContext
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.exceptions import SKIP_MESSAGE, PolicyException
@@ -102,16 +102,10 @@ class _Evaluation:
             ctx.add_entries(rule.raw.get("context"))
             block = rule.extra.get("preconditions")
             if block is not None:
-                # without values, ``request.operation`` is the request's: one outcome per operation
-                known = None if valued else rule.extra.get("preconditions_by_operation")
-                result = known.get(self.request.operation) if known is not None else None
-                if result is None:
-                    try:
-                        result = evaluate_block(block, ctx.substitute)
-                    except SUBSTITUTION_FAILURES as exc:
-                        return RuleStatus.ERROR, f"failed to evaluate preconditions: {exc}", ""
-                    if known is not None:
-                        known[self.request.operation] = result
+                try:
+                    result = self._preconditions(rule, block, ctx, valued)
+                except SUBSTITUTION_FAILURES as exc:
+                    return RuleStatus.ERROR, f"failed to evaluate preconditions: {exc}", ""
                 if not result.value:
                     extra = f"; {result.message}" if result.messages else ""
                     return RuleStatus.SKIP, f"preconditions not met{extra}", ""
@@ -119,6 +113,17 @@ class _Evaluation:
             return skip or self._handler(rule, lambda: ctx, extra, keys)
         finally:
             ctx.restore(state)
+
+    def _preconditions(self, rule: Rule, block: ConditionBlock, ctx: VariableContext, valued: bool) -> BlockResult:
+        """The rule's preconditions; without values, ``request.operation`` is the request's, so
+        preconditions reading nothing else have one outcome per operation, kept on the rule."""
+        known = None if valued else rule.extra.get("preconditions_by_operation")
+        result = known.get(self.request.operation) if known is not None else None
+        if result is None:
+            result = evaluate_block(block, ctx.substitute)
+            if known is not None:
+                known[self.request.operation] = result
+        return result
 
     def _handler(self, rule: Rule, ctx: Callable[[], VariableContext], exception_excludes: tuple[dict, ...] = (),
                  exception_keys: list[str] | None = None) -> Outcome:
