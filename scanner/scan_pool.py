@@ -34,7 +34,7 @@ class WorkerPool:
             setup_worker(setup, compiled=compiled)  # the workers inherit it
         else:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["scanner.scan_workers"])
+            context.set_forkserver_preload(["scanner.worker_signals", "scanner.scan_workers"])
         self.queue = context.Queue(maxsize=16 * jobs)
         self.stop = context.Event()
         self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=setup_process,
