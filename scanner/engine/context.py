@@ -225,8 +225,9 @@ class VariableContext:
         self._matched.clear()
         self._images_done = False
 
-    def set(self, key: str, value: Any) -> None:
-        self.tree = set_path(self.tree, [key], value, merge=False)
+    def set_all(self, values: dict[str, Any]) -> None:
+        """Set top-level variables (a foreach element's), replacing what they held."""
+        self.tree = {**self.tree, **values}
 
     def apply_rule_values(self) -> None:
         """The rule's values, then, inside a foreach, its ``foreachValues`` for the element (the

@@ -25,6 +25,7 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
 
     counted = 0
     list_error: str | None = None
+    element_key, index_key = f"element{depth}", f"elementIndex{depth}"
     for position, entry in enumerate(entries):
         try:
             items = ctx.search(str(entry.get("list") or ""))
@@ -42,9 +43,7 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
             ctx.restore(state)
             if entry.get("elementScope") is True and not isinstance(element, dict):
                 return RuleStatus.ERROR, _scope_error(element), ""
-            for key, value in (("element", element), (f"element{depth}", element),
-                               ("elementIndex", index), (f"elementIndex{depth}", index)):
-                ctx.set(key, value)
+            ctx.set_all({"element": element, element_key: element, "elementIndex": index, index_key: index})
             ctx.foreach_position = (position, index)
             outcome = _element(rule, entry, ctx, resource, element, depth, operation, validate)
             if outcome is None or outcome[0] is RuleStatus.SKIP:

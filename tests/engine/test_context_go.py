@@ -122,9 +122,8 @@ def run(steps: list[tuple], ctx: VariableContext | None = None, loader: Mocks | 
             ctx.tree = set_path(ctx.tree, ["request", "object"], args[0], merge=False)
         elif kind == "element":
             value, index, depth = args
-            for key, item in (("element", value), (f"element{depth}", value),
-                              ("elementIndex", index), (f"elementIndex{depth}", index)):
-                ctx.set(key, item)
+            ctx.set_all({"element": value, f"element{depth}": value,
+                         "elementIndex": index, f"elementIndex{depth}": index})
         elif kind == "checkpoint":
             stack.append(ctx.checkpoint())
         elif kind == "restore" and stack:
