@@ -43,16 +43,18 @@ def summarize_run(connection: Connection, run_id: int) -> RunSummary:
         for dim, key in (("status", ()), ("policy", (_ref(ns, name),)), ("severity", (severity,)),
                          ("source", (source,))):
             dims[dim][key][status] += count
-    # rule and namespace from every tally, with each check's name read once
-    checks = select(RunTally.check_id).where(RunTally.run_id == run_id).distinct()
-    rules = {check_id: (_ref(ns, name), rule) for check_id, ns, name, rule in connection.execute(
-        select(Check.check_id, Check.policy_namespace, Check.policy_name, Check.rule)
-        .where(Check.check_id.in_(checks)))}
+    # rule and namespace from the tallies, summed by the database (a row per check, namespace
+    # and status would be thousands)
     by_rule, by_namespace = dims["rule"], dims["namespace"]
-    for check_id, namespace, status, count in connection.execute(
-            select(RunTally.check_id, RunTally.namespace, RunTally.status, RunTally.count)
-            .where(RunTally.run_id == run_id)):
-        by_rule[rules[check_id]][status] += count
+    total = func.sum(RunTally.count)
+    for ns, name, rule, status, count in connection.execute(
+            select(Check.policy_namespace, Check.policy_name, Check.rule, RunTally.status, total)
+            .join(Check, Check.check_id == RunTally.check_id).where(RunTally.run_id == run_id)
+            .group_by(Check.check_id, RunTally.status)):
+        by_rule[(_ref(ns, name), rule)][status] += count
+    for namespace, status, count in connection.execute(
+            select(RunTally.namespace, RunTally.status, total).where(RunTally.run_id == run_id)
+            .group_by(RunTally.namespace, RunTally.status)):
         by_namespace[(namespace,)][status] += count
     return RunSummary(
         run_id=run_id, by_status=StatusCounts.from_mapping(dims["status"].get((), {})),

@@ -7,6 +7,7 @@ the finding lifecycles and flips the status in one transaction.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from itertools import islice
@@ -66,7 +67,7 @@ class RunWriter:
         self._placements: dict[int, tuple[int, str]] = {}  # resource_id -> (source_id, namespace)
         # the run's tallies as its results are written, (source_id, check_id, namespace,
         # status) -> count, and the policy of each check (one version per run); for ``finish``
-        self._tallies: dict[tuple[int, int, str, str], int] = {}
+        self._tallies: Counter[tuple[int, str, int, str]] = Counter()  # (source, namespace, check, status)
         self._check_policies: dict[int, int] = {}
         self._loaded_sources: set[str] = set()
         self._marks: dict[str, int] = {}
@@ -165,32 +166,27 @@ class RunWriter:
         message, path, action, declared rule)`` for them, ``status`` and ``action`` given as
         their string values. Returns how many results were written.
         """
-        written = 0
-        written_rows = []
+        chunks = list(chunks)
+        rows: list[tuple[Any, ...]] = []
         with self._write("add results") as connection:
+            # the resources and checks of every chunk first: a few statements per call, not per chunk
+            self._observe(connection, [r for resources, _ in chunks for r in resources])
+            self._ensure_checks(connection, {(r[1], r[2]): r[7] for _, results in chunks for r in results})
+            checks, policies, run_id = self._checks, self._policies, self.run_id
             for resources, results in chunks:
-                self._observe(connection, resources)
-                self._ensure_checks(connection, {(r[1], r[2]): r[7] for r in results})
                 observations = [self._observations[r] for r in resources]
-                checks, policies, run_id = self._checks, self._policies, self.run_id
-                rows = [(observations[i][0], checks[(policy, rule)], run_id, observations[i][1],
-                         policies[policy][0], status, action, message, path)
-                        for i, policy, rule, status, message, path, action, _ in results]
-                bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, rows)
-                written_rows.append(rows)
-                written += len(rows)
-        for rows in written_rows:
-            self._count(rows)
-        return written
+                rows += [(observations[i][0], checks[(policy, rule)], run_id, observations[i][1],
+                          policies[policy][0], status, action, message, path)
+                         for i, policy, rule, status, message, path, action, _ in results]
+            bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, rows)
+        self._count(rows)
+        return len(rows)
 
     def _count(self, rows: list[tuple[Any, ...]]) -> None:
         """Add committed result rows to the run's tallies."""
-        tallies, placements, policies = self._tallies, self._placements, self._check_policies
-        for _, check_id, _, resource_id, policy_id, status, *_ in rows:
-            source_id, namespace = placements[resource_id]
-            key = (source_id, check_id, namespace, status)
-            tallies[key] = tallies.get(key, 0) + 1
-            policies[check_id] = policy_id
+        placements = self._placements
+        self._tallies.update([(*placements[row[3]], row[1], row[5]) for row in rows])
+        self._check_policies.update([(row[1], row[4]) for row in rows])
 
     def add_errors(self, records: Iterable[ErrorRecord]) -> None:
         rows = []
@@ -220,7 +216,7 @@ class RunWriter:
         self._beater.stop()
         policies = self._check_policies
         tallies = [(self.run_id, source_id, check_id, namespace, status_value, policies[check_id], count)
-                   for (source_id, check_id, namespace, status_value), count in self._tallies.items()]
+                   for (source_id, namespace, check_id, status_value), count in self._tallies.items()]
         with self._write(f"finish ({status})") as connection:
             finish_run(connection, self.run_id, RunStatus(status), tallies)
         self._status = RunStatus(status)
