@@ -245,7 +245,8 @@ _FAIL, _ENFORCE = RuleStatus.FAIL.value, FailureAction.ENFORCE.value
 class _Collector:
     """Writes what the shards emit to the store, in batches, and keeps the tallies."""
 
-    BATCH = 8000  # results per write: few, short transactions
+    # results per write: short transactions, and a small last one, written after the workers end
+    BATCH = 2000
 
     def __init__(self, writer: Any, tasks: dict[int, ShardTask], runs: dict[str, _SourceRun],
                  progress: ScanProgress) -> None:

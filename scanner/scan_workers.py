@@ -39,6 +39,7 @@ from scanner.sources.tree import TreeOptions, scan_tree
 from scanner.yamldoc import load_yaml_value, load_yaml_values
 
 CHUNK = 64
+WORKER_NICENESS = 10  # added to the scan's own
 Emit = Callable[[tuple], None]
 Compiled = tuple[Sequence[Policy], Sequence[PolicyException]]
 _WORKER: dict[str, Any] = {}
@@ -109,8 +110,14 @@ def setup_process(setup: EvaluationSetup, queue: Any, stop: Any) -> None:
     Interrupts are the scan's to handle: a Ctrl-C or a SIGTERM sent to the whole process group
     (a terminal, systemd) must not kill the workers of a scan that is meant to finish (the
     scheduler lets the running scan end); the scan stops its workers through ``stop``.
+
+    Workers run at a lower priority (``WORKER_NICENESS``) than the scan's process, which
+    writes what they send: behind them it would build a backlog, written while a core idles
+    at the end of the scan. Where the cores are free, the workers use them all the same.
     """
     collect_less_often()  # a forkserver's workers do not inherit it from the command line
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     threading.Thread(target=_end_with, args=(os.getppid(),), name="parent-watch", daemon=True).start()

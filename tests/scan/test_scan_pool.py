@@ -1,11 +1,18 @@
-"""The scan's worker processes when threads already run (under the scheduler): they start
-from a fork server, and ignore the interrupts the scan handles from the moment they exist."""
+"""The scan's worker processes: below the scan's priority; when threads already run (under the
+scheduler) they start from a fork server, and ignore the interrupts the scan handles from the
+moment they exist."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from datetime import UTC, datetime
+
+from scanner.engine.values import Values
+from scanner.scan_pool import WorkerPool
+from scanner.scan_workers import WORKER_NICENESS, EvaluationSetup
 
 SIGINT, SIGTERM = 2, 15
 
@@ -48,3 +55,14 @@ def test_the_fork_server_ignores_interrupts_so_its_workers_do_from_birth() -> No
     assert servers, out.stdout + out.stderr
     for mask in servers:
         assert mask & (1 << (SIGINT - 1)) and mask & (1 << (SIGTERM - 1)), f"{mask:x}"
+
+
+def test_workers_run_below_the_scans_priority() -> None:
+    """The scan's process writes what the workers send; they yield the CPU to it."""
+    pool = WorkerPool(EvaluationSetup((), Values(), (), datetime.now(UTC)), 2, ([], []))
+    try:
+        assert pool.pool is not None
+        seen = {pool.pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result(timeout=60) for _ in range(4)}
+    finally:
+        pool.close()
+    assert seen == {min(os.getpriority(os.PRIO_PROCESS, 0) + WORKER_NICENESS, 19)}
