@@ -65,9 +65,9 @@ class RunWriter:
         self._resources: dict[tuple[str, str, str, str, str], int] = {}
         self._observations: dict[ResourceRecord, tuple[int, int]] = {}
         self._placements: dict[int, tuple[int, str]] = {}  # resource_id -> (source_id, namespace)
-        # the run's tallies as its results are written, (source_id, check_id, namespace,
+        # the run's tallies as its results are written, (source_id, namespace, check_id,
         # status) -> count, and the policy of each check (one version per run); for ``finish``
-        self._tallies: Counter[tuple[int, str, int, str]] = Counter()  # (source, namespace, check, status)
+        self._tallies: Counter[tuple[int, str, int, str]] = Counter()
         self._check_policies: dict[int, int] = {}
         self._loaded_sources: set[str] = set()
         self._marks: dict[str, int] = {}
