@@ -214,7 +214,7 @@ class _Entry:
 
 
 class MapNode(Node):
-    __slots__ = ("anchors", "expandable", "plain", "presence", "raw")
+    __slots__ = ("anchors", "expandable", "plain", "presence", "raw", "simple")
 
     def __init__(self, raw: dict) -> None:
         self.raw = raw
@@ -235,6 +235,8 @@ class MapNode(Node):
         self.plain = list(reversed(front)) + back
         self.presence = [(e.full_key, e.key) for e in anchors if e.anchor in _PRESENCE]
         self.expandable = _has_metadata_tags(raw)
+        # no anchor among its keys: each entry's value is checked in turn (most pattern maps)
+        self.simple = not anchors and all(e.anchor is Anchor.PLAIN for e in self.plain)
 
     def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
         if not isinstance(value, dict):
@@ -249,6 +251,17 @@ class MapNode(Node):
         return self._check_map(value, path, seen)
 
     def _check_map(self, value: dict, path: str, seen: dict[str, bool]) -> PatternError | None:
+        if self.simple:  # _check_entry's PLAIN case for each entry
+            for entry in self.plain:
+                key = entry.key
+                if entry.star:
+                    if value.get(key) is None:
+                        return PatternError(FAIL, path, f"{path}/{key} not found")
+                    continue
+                err = entry.node.check(value.get(key), f"{path}{key}/", seen)  # type: ignore[union-attr]
+                if err is not None:
+                    return err
+            return None
         for full_key, key in self.presence:
             if not seen.get(full_key):
                 seen[full_key] = key in value
