@@ -78,7 +78,9 @@ class NativeRenderer:
     def render(self, overlay: str) -> list[dict[str, Any]]:
         """The objects ``kubectl kustomize <root>/<overlay>`` prints, in its order."""
         directory = os.path.normpath(os.path.join(self.root, overlay or "."))
-        resources = self._build(directory, ())
+        # built, not through the cache of bases: no other kustomization refers to an overlay,
+        # so its objects need no copy kept
+        resources = self._build_uncached(directory, (directory,))
         fix_back_references(resources)
         resources.sort(key=legacy_sort_key)
         for r in resources:  # Kustomize drops an empty (or null) annotations map; labels stay
