@@ -79,7 +79,7 @@ class _Evaluation:
 
     def _excepted(self, rule: Rule, ctx: VariableContext | None) -> tuple[Outcome, tuple[dict, ...], list[str]]:
         """A skip when exceptions apply; for podSecurity rules, their extra excludes instead."""
-        found = self._exceptions(rule, ctx)
+        found = self._exceptions(rule, ctx) if self.env.exceptions else []
         if not found:
             return None, (), []
         keys = [e.key for e in found]
@@ -89,8 +89,6 @@ class _Evaluation:
 
     def run(self, rule: Rule) -> Outcome:
         if not rule.extra.get("uses_context"):
-            if not self.env.exceptions:
-                return self._handler(rule, self.ctx)
             skip, extra, keys = self._excepted(rule, None)
             return skip or self._handler(rule, self.ctx, extra, keys)
         ctx = self.ctx()
@@ -111,8 +109,6 @@ class _Evaluation:
                 if not result.value:
                     extra = f"; {result.message}" if result.messages else ""
                     return RuleStatus.SKIP, f"preconditions not met{extra}", ""
-            if not self.env.exceptions:
-                return self._handler(rule, lambda: ctx)
             skip, extra, keys = self._excepted(rule, ctx)
             return skip or self._handler(rule, lambda: ctx, extra, keys)
         finally:
