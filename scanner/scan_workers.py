@@ -150,7 +150,8 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
     """Resources and their results as plain tuples (cheap to send between processes).
 
     A result tuple is ``(resource index, policy, rule, status, message, path, action,
-    declared rule)``; repeated strings are interned so each is sent once per chunk.
+    declared rule)``; repeated strings are one object each (messages and paths interned), so
+    each is sent once per chunk.
     """
     index: PolicyIndex = _WORKER["index"]
     env: Environment = _WORKER["env"]
@@ -171,9 +172,10 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
                 request = Request(operation=values.operation(policy.name, view.name), namespace_labels=labels)
                 seen, seen_view = values.seen_by(policy.name, data, view)
             for r in evaluate_policy(policy, seen, request, seen_view, env):
-                # ``_value_``: the member's plain string, without the enum's ``value`` property
-                result_rows.append((position, intern(r.policy), intern(r.rule), r.status._value_, intern(r.message),
-                                    intern(r.path), r.action._value_, intern(r.declared_rule)))
+                # ``_value_``: the member's plain string, without the enum's ``value`` property; the
+                # names are the policy's and rule's own strings, shared already
+                result_rows.append((position, r.policy, r.rule, r.status._value_, intern(r.message),
+                                    intern(r.path), r.action._value_, r.declared_rule))
     return resource_rows, result_rows
 
 
