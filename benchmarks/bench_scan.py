@@ -2,7 +2,7 @@
 set, SQLite, HTML and JSON reports) against parsing the same files in one process with PyYAML's
 C loader, side by side, at several corpus sizes; optionally against Checkov.
 
-    python benchmarks/bench_scan.py --sizes 1000,10000,50000 [--work DIR] [--checkov VENV_PYTHON]
+    python benchmarks/bench_scan.py --sizes 1000,10000,50000 [--work DIR] [--checkov VENV_PYTHON [--repeats N]]
 
 Corpora come from ``../shared/bench/make_corpus.py`` (seed 1), generated into --work once.
 Prints, per size: parse-only seconds, first-scan seconds (new database, Git clone), their ratio,
@@ -19,6 +19,7 @@ import json
 import os
 import pathlib
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -62,31 +63,44 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
     return float(took_text), int(rss_text) // 1024, proc.stderr
 
 
-def run_size(work: pathlib.Path, size: int, scanner: str) -> dict:
-    """Parse-only, then a first scan (new database, Git clone) and a second one (what a nightly job does)."""
+def scans(work: pathlib.Path, size: int, scanner: str) -> dict:
+    """A first scan (new database, Git clone) and a second one (what a nightly job does)."""
     path = corpus(work, size)
-    expected = json.loads((path / "corpus.json").read_text())["resources"]
-    parse, _, _ = timed([sys.executable, "-c", PARSE_ONLY, str(path / "repo")])
     run_dir = pathlib.Path(tempfile.mkdtemp(prefix=f"run-{size}-", dir=work))
     config = run_dir / "scanner.yaml"
     config.write_text(CONFIG.format(db=run_dir / "scan.db", corpus=path, work=run_dir))
     command = [scanner, "scan", "--config", str(config), "-q"]
     scan, peak, output = timed(command)
     rescan, rescan_peak, _ = timed(command)
-    return {"size": size, "resources": expected, "parse_s": round(parse, 2), "scan_s": round(scan, 2),
-            "rescan_s": round(rescan, 2), "ratio": round(scan / parse, 2),
-            "us_per_resource": round(scan / expected * 1e6), "peak_mb": max(peak, rescan_peak),
+    return {"scan_s": round(scan, 2), "rescan_s": round(rescan, 2), "peak_mb": max(peak, rescan_peak),
             "summary": output.strip().splitlines()[:3]}
 
 
-def checkov(work: pathlib.Path, size: int, python: str, scanner: str) -> None:
+def run_size(work: pathlib.Path, size: int, scanner: str) -> dict:
+    """Parse-only, then the scans."""
+    path = corpus(work, size)
+    expected = json.loads((path / "corpus.json").read_text())["resources"]
+    parse, _, _ = timed([sys.executable, "-c", PARSE_ONLY, str(path / "repo")])
+    scanned = scans(work, size, scanner)
+    return {"size": size, "resources": expected, "parse_s": round(parse, 2), **scanned,
+            "ratio": round(scanned["scan_s"] / parse, 2),
+            "us_per_resource": round(scanned["scan_s"] / expected * 1e6)}
+
+
+def checkov(work: pathlib.Path, size: int, python: str, scanner: str, repeats: int) -> None:
+    """Checkov once (its run of a minute evens out the machine's swings), against the median of
+    ``repeats`` scanner runs, each a first scan and a second one, measured around it."""
     path = corpus(work, size)
     checkov_bin = str(pathlib.Path(python).with_name("checkov"))
+    runs = [scans(work, size, scanner)]
     took, peak, _ = timed([checkov_bin, "-d", str(path / "repo"), "--framework", "kubernetes", "--quiet",
                            "-o", "json"])
-    scan = run_size(work, size, scanner)
-    print(f"checkov at {size}: {took:.1f} s (peak {peak} MB); scanner scan: {scan['scan_s']} s "
-          f"-> {took / scan['scan_s']:.1f}x faster ({took / scan['rescan_s']:.1f}x for the second scan)")
+    runs += [scans(work, size, scanner) for _ in range(repeats - 1)]
+    first = statistics.median(r["scan_s"] for r in runs)
+    second = statistics.median(r["rescan_s"] for r in runs)
+    print(f"checkov at {size}: {took:.1f} s (peak {peak} MB); scanner scan, median of {len(runs)}: {first:.2f} s "
+          f"-> {took / first:.1f}x faster ({took / second:.1f}x for the second scan, {second:.2f} s); "
+          f"first scans: {', '.join(str(r['scan_s']) for r in runs)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="1000,10000", help="comma-separated corpus sizes")
     ap.add_argument("--work", type=pathlib.Path, default=pathlib.Path(tempfile.gettempdir()) / "scanner-bench")
     ap.add_argument("--checkov", metavar="PYTHON", help="python of a venv with checkov installed (runs at 2,000)")
+    ap.add_argument("--repeats", type=int, default=5, help="scanner runs compared with the Checkov run")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     scanner = str(pathlib.Path(sys.executable).with_name("scanner"))
@@ -112,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{added:>12} {r['rescan_s']:>9} {r['peak_mb']:>8}")
         previous = r
     if args.checkov:
-        checkov(args.work, 2000, args.checkov, scanner)
+        checkov(args.work, 2000, args.checkov, scanner, max(args.repeats, 1))
     # removed only now: deleting thousands of files just before a timed scan slows the files it
     # writes on some file systems (ext4 mounted with online discard)
     for run_dir in args.work.glob("run-*"):
