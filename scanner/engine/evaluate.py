@@ -140,7 +140,7 @@ class _Evaluation:
             spec = rule.validate["podSecurity"]
             pss = evaluate_pod_security(self.resource, rule.name, str(spec.get("level") or ""),
                                         spec.get("version"), spec.get("exclude") or [],
-                                        exception_excludes or None, exception_keys or ())
+                                        exception_excludes or None, exception_keys or (), self.view.derived)
             return pss.status, pss.message, ""
         if handler == "cel":  # validate_cel.go: no response when the policy's VAP was generated
             return None if self.policy.vap_generated else self._cel(rule)

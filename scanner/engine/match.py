@@ -83,6 +83,8 @@ class ResourceView:
     labels: dict[str, Any]
     annotations: dict[str, Any]
     subresource: str = ""  # "scale" when a Scale object stands for its Deployment's subresource
+    # what rules work out from the resource and share (the podSecurity rules its decoded pod)
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, resource: dict) -> ResourceView:

@@ -16,8 +16,8 @@ from functools import lru_cache
 from typing import Any
 
 from scanner.engine import wildcard
-from scanner.engine.podsecurity_controls import REQUIRED, CheckResult, FieldError, Version
-from scanner.engine.podsecurity_pod import PodDecodeError, extract_pod
+from scanner.engine.podsecurity_controls import REQUIRED, CheckFn, CheckResult, FieldError, Version
+from scanner.engine.podsecurity_pod import ExtractedPod, PodDecodeError, extract_pod
 from scanner.engine.podsecurity_restricted import CONTROLS
 from scanner.engine.types import RuleStatus
 
@@ -99,15 +99,40 @@ def parse_version(version: str | None) -> Version:
     return (1, int(match.group(1)))
 
 
-def evaluate_controls(level: str, version: Version, metadata: dict[str, Any],
-                      spec: dict[str, Any]) -> list[CheckResult]:
-    """Failing controls for a pod: baseline level only baseline, any other level all controls."""
+def evaluate_controls(level: str, version: Version, metadata: dict[str, Any], spec: dict[str, Any],
+                      known: dict[CheckFn, CheckResult | None] | None = None) -> list[CheckResult]:
+    """Failing controls for a pod: baseline level only baseline, any other level all controls.
+    ``known`` keeps each check's outcome for this pod, for the next level evaluated on it."""
     results = []
     for check in _checks(level == "baseline", version):
-        result = check(metadata, spec)
+        if known is None:
+            result = check(metadata, spec)
+        elif check in known:
+            result = known[check]
+        else:
+            result = known[check] = check(metadata, spec)
         if result is not None:
             results.append(result)
     return results
+
+
+_Decoded = tuple[ExtractedPod | PodDecodeError, dict[CheckFn, CheckResult | None]]
+
+
+def _decoded(resource: dict[str, Any], memo: dict[str, Any] | None) -> _Decoded:
+    """The resource's pod (or why it has none) and its controls' outcomes so far, kept in
+    ``memo`` for the resource's next podSecurity rule (a baseline policy and a restricted
+    one share the decoding and the baseline controls)."""
+    decoded = memo.get("podSecurity") if memo is not None else None
+    if decoded is None:
+        try:
+            pod: ExtractedPod | PodDecodeError = extract_pod(resource)
+        except PodDecodeError as e:
+            pod = e
+        decoded = (pod, {})
+        if memo is not None:
+            memo["podSecurity"] = decoded
+    return decoded
 
 
 @lru_cache(maxsize=64)
@@ -289,13 +314,14 @@ def evaluate_pod_security(
     excludes: Sequence[dict[str, Any]],
     exception_excludes: Sequence[dict[str, Any]] | None = None,
     exception_keys: Sequence[str] = (),
+    memo: dict[str, Any] | None = None,
 ) -> PodSecurityResult:
-    """One podSecurity rule on one resource (spec 11.2)."""
+    """One podSecurity rule on one resource (spec 11.2); ``memo``, kept by the caller for the
+    resource (unchanged) while its rules are evaluated, shares work between its podSecurity rules."""
     shown_version = version or ""
-    try:
-        pod = extract_pod(resource)
-    except PodDecodeError as e:
-        return PodSecurityResult(RuleStatus.ERROR, f"Error while getting new resource: {e}",
+    pod, known = _decoded(resource, memo)
+    if isinstance(pod, PodDecodeError):
+        return PodSecurityResult(RuleStatus.ERROR, f"Error while getting new resource: {pod}",
                                  level=level, version=shown_version)
     try:
         parsed = parse_version(version)
@@ -303,7 +329,7 @@ def evaluate_pod_security(
         return PodSecurityResult(RuleStatus.ERROR,
                                  f"failed to parse pod security api version: {e}",
                                  level=level, version=shown_version)
-    checks = evaluate_controls(level, parsed, pod.metadata, pod.spec)
+    checks = evaluate_controls(level, parsed, pod.metadata, pod.spec, known)
     if excludes:
         checks = apply_exclusions(level, parsed, excludes, checks, pod.metadata, pod.spec)
     if not checks:

@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 import yaml
 
+from scanner.engine import podsecurity
 from scanner.engine.podsecurity import evaluate_pod_security, validate_pod_security_spec
+from scanner.engine.podsecurity_pod import extract_pod
 from scanner.engine.types import RuleStatus
 
 GOOD_CONTAINER = {
@@ -224,6 +226,27 @@ EXCLUSIONS = [
 def test_podsecurity_exclusions(resource: dict[str, Any], level: str,
                                 excludes: list[dict[str, Any]], expected: RuleStatus) -> None:
     assert run(resource, level, excludes=excludes).status is expected
+
+
+SHARED_RULES = [  # the podSecurity rules of one resource, in the order a scan meets them
+    ("baseline", "latest", []), ("restricted", "latest", []), ("restricted", "v1.24", []),
+    ("baseline", "v1.0", []), ("privileged", "latest", []),
+    ("restricted", "latest", [{"controlName": "Capabilities", "images": ["*"]}]),
+]
+
+
+@pytest.mark.parametrize("resource", [
+    *(p.values[0] for p in BASELINE_VIOLATIONS + RESTRICTED_VIOLATIONS), pod(),
+    {"kind": "Pod", "spec": {"containers": "not a list"}},
+])
+def test_podsecurity_rules_sharing_a_memo_see_what_each_sees_alone(resource: dict[str, Any],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    alone = [evaluate_pod_security(resource, "r", *rule) for rule in SHARED_RULES]
+    decoded = []
+    monkeypatch.setattr(podsecurity, "extract_pod", lambda r: decoded.append(r) or extract_pod(r))
+    memo: dict[str, Any] = {}
+    assert [evaluate_pod_security(resource, "r", *rule, memo=memo) for rule in SHARED_RULES] == alone
+    assert decoded == [resource]  # decoded once for all the rules
 
 
 def test_podsecurity_pod_level_exclusion_removes_one_error_per_path() -> None:
