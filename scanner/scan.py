@@ -75,6 +75,7 @@ class ScanOutcome:
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)  # source -> reason -> documents
     empty_sources: tuple[str, ...] = ()  # read without failing, but no Kubernetes resource found
     unsupported_policies: tuple[str, ...] = ()  # "path:line: not supported: ..." of policies not evaluated
+    source_failures: tuple[str, ...] = ()  # "source NAME: why it failed" of each failed source
 
 
 class PolicySetError(PolicyError):
@@ -407,6 +408,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         skipped={name: dict(sorted(r.skipped.items())) for name, r in runs.items() if r.skipped},
         empty_sources=tuple(name for name, r in runs.items() if not r.fatal and not r.resources),
         unsupported_policies=tuple(f"{u.location}: {u.message}" for u in policy_set.unsupported),
+        source_failures=tuple(f"source {name}: {'; '.join(runs[name].fatal)}" for name in tally.failed_sources),
     )
 
 
@@ -439,6 +441,8 @@ def run_scheduled(config_path: str, jobs: int | None = None) -> int:
             outcome = run(config, jobs=jobs, trigger=records.Trigger.SCHEDULE)
         finally:
             lock.release()
+        for failure in outcome.source_failures:
+            log.error("run %s: %s", outcome.run_id, failure)
     finally:
         store.close()
     return outcome.exit_code

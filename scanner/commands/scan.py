@@ -66,6 +66,8 @@ def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bo
         click.echo(f"  skipped:   {name}: " + ", ".join(f"{n} {reason}" for reason, n in reasons.items()))
     for path in outcome.reports:
         click.echo(f"  report:    {path}")
+    for failure in outcome.source_failures:
+        click.echo(f"error: {failure}", err=True)
     for notice in outcome.unsupported_policies:
         click.echo(f"warning: {notice}", err=True)
     for name in outcome.empty_sources:

@@ -55,9 +55,12 @@ def test_scan_stores_results_and_tracks_findings_across_runs(project: Project, c
 def test_scan_failed_source_exits_3_and_other_sources_still_scan(project: Project, capsys) -> None:
     project.commit({"apps/a.yaml": pod("a", "x")})
     config = project.config(extra_sources="- name: broken\n  git: {url: does-not-exist, ref: main}")
-    code, out = scan(capsys, config)
+    code = main(["scan", "--config", str(config), "-q"])
+    out, err = capsys.readouterr()
     assert code == 3
     assert "resources: 1" in out and "failed sources: broken" in out
+    missing = project.base / "does-not-exist"  # a relative path is the config file's
+    assert err == f"error: source broken: clone/fetch failed for {missing}: fatal: repository '{missing}' does not exist\n"
 
 
 def test_scan_missing_source_paths_fail_their_sources(project: Project, capsys) -> None:
@@ -70,9 +73,12 @@ def test_scan_missing_source_paths_fail_their_sources(project: Project, capsys) 
         - name: cluster
           export: {paths: [exports/live.yaml, exports/gone.yaml]}
         """)
-    code, out = scan(capsys, config)
+    code = main(["scan", "--config", str(config), "-q"])
+    out, err = capsys.readouterr()
     assert code == 3
     assert "resources: 2" in out and "failed sources: mounted, cluster" in out
+    assert err.splitlines() == [f"error: source mounted: source path not found: {project.base / 'no-such-folder'}",
+                                f"error: source cluster: source path not found: {project.base / 'exports' / 'gone.yaml'}"]
     with Store(f"sqlite:///{project.db}") as store:
         errors = {(e.source, e.message) for e in store.run_errors(store.list_runs(limit=1)[0].run_id)}
     assert errors == {("mounted", f"source path not found: {project.base / 'no-such-folder'}"),

@@ -97,6 +97,17 @@ def test_schedule_lock_is_the_scan_not_the_file(project: Project) -> None:
             lock.release()
 
 
+def test_scheduled_scan_logs_why_a_source_failed(project: Project, caplog: pytest.LogCaptureFixture) -> None:
+    """No terminal to print on: the scheduler's log says why a source failed."""
+    from scanner.scan import run_scheduled
+
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    project.config(extra_sources="- name: mounted\n  directory: {path: no-such-folder}")
+    with caplog.at_level("ERROR", logger="scanner.scan"):
+        assert run_scheduled(str(project.base / "scanner.yaml"), jobs=1) == 3
+    assert caplog.messages == [f"run 1: source mounted: source path not found: {project.base / 'no-such-folder'}"]
+
+
 def test_schedule_group_interrupt_lets_the_running_scan_finish(project: Project) -> None:
     """Ctrl-C in a terminal (or systemd's stop) signals every process of the group, the scan's
     workers too: the scan still finishes whole."""
