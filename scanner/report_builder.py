@@ -30,7 +30,7 @@ from scanner.report.data import (
     SourceInfo,
     TrendPoint,
 )
-from scanner.report.render import EVERY_RESULT_FORMATS, render_report
+from scanner.report.render import EVERY_RESULT_FORMATS, render_reports
 from scanner.store import COMPLETED_STATUSES, views
 from scanner.store.store import Store
 
@@ -195,4 +195,4 @@ def render_configured_reports(store: Store, run_id: int, config: Config) -> tupl
     except OSError as e:
         raise ReportError(f"cannot create the reports folder: {e.strerror or type(e).__name__}",
                           Location(path=str(out))) from e
-    return [str(render_report(data, fmt, out)) for fmt in config.reports.formats], data
+    return [str(path) for path in render_reports(data, config.reports.formats, out)], data

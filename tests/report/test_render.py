@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from pathlib import Path
@@ -9,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from scanner.errors import ReportError
+from scanner.report import render
 from scanner.report.data import ReportData
-from scanner.report.render import FORMATS, render_report, render_text
+from scanner.report.render import FORMATS, render_report, render_reports, render_text
 
 
 def test_render_report_unknown_format_lists_formats(sample_data: ReportData,
@@ -107,3 +109,49 @@ def test_render_report_writes_into_a_pipe_a_proc_link_names(sample_data: ReportD
         os.close(write_end)
     with os.fdopen(read_end, "rb") as reader:
         assert reader.read().decode() == render_text(sample_data, "junit")
+
+
+FORMATS_AT_ONCE = ["html", "json", "sarif", "junit"]
+
+
+@pytest.fixture
+def alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No other thread in this process (a thread pool an earlier test left does not count)."""
+    monkeypatch.setattr(render.threading, "active_count", lambda: 1)
+
+
+@pytest.mark.usefixtures("alone")
+def test_render_reports_at_once_write_what_each_renders_alone(sample_data: ReportData, tmp_path: Path) -> None:
+    together, one_by_one = tmp_path / "together", tmp_path / "one-by-one"
+    together.mkdir()
+    one_by_one.mkdir()
+    written = render_reports(sample_data, FORMATS_AT_ONCE, together)
+    assert written == [together / f"scanner-run-42{FORMATS[fmt][1]}" for fmt in FORMATS_AT_ONCE]
+    for fmt in FORMATS_AT_ONCE:
+        render_report(sample_data, fmt, one_by_one)
+    assert ({p.name: p.read_bytes() for p in together.iterdir()}
+            == {p.name: p.read_bytes() for p in one_by_one.iterdir()})
+
+
+@pytest.mark.usefixtures("alone")
+@pytest.mark.parametrize("formats", [["junit", "html", "json"], ["html", "junit", "json"], ["html", "json", "junit"]],
+                         ids=["first", "second", "last"])
+def test_render_reports_at_once_raise_the_error_of_any_and_write_the_others(
+        formats: list[str], sample_data: ReportData, tmp_path: Path) -> None:
+    findings_only = dataclasses.replace(sample_data, findings_only=True)  # junit lists every result
+    with pytest.raises(ReportError, match="the junit report lists every result, but only the findings were read"):
+        render_reports(findings_only, formats, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scanner-run-42.html", "scanner-run-42.json"]
+
+
+def test_render_reports_fork_only_without_other_threads(sample_data: ReportData, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setattr(render.threading, "active_count", lambda: 2)
+    assert len(render_reports(sample_data, ["html", "json"], tmp_path)) == 2
+    monkeypatch.setattr(render.threading, "active_count", lambda: 1)
+    with pytest.raises(AssertionError, match="forked"):
+        render_reports(sample_data, ["html", "json"], tmp_path)
