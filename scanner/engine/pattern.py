@@ -214,7 +214,7 @@ class _Entry:
 
 
 class MapNode(Node):
-    __slots__ = ("anchors", "expandable", "plain", "presence", "raw", "simple")
+    __slots__ = ("anchors", "expandable", "plain", "presence", "raw")
 
     def __init__(self, raw: dict) -> None:
         self.raw = raw
@@ -235,8 +235,6 @@ class MapNode(Node):
         self.plain = list(reversed(front)) + back
         self.presence = [(e.full_key, e.key) for e in anchors if e.anchor in _PRESENCE]
         self.expandable = _has_metadata_tags(raw)
-        # no anchor among its keys: each entry's value is checked in turn (most pattern maps)
-        self.simple = not anchors and all(e.anchor is Anchor.PLAIN for e in self.plain)
 
     def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
         if not isinstance(value, dict):
@@ -251,17 +249,26 @@ class MapNode(Node):
         return self._check_map(value, path, seen)
 
     def _check_map(self, value: dict, path: str, seen: dict[str, bool]) -> PatternError | None:
-        if self.simple:  # _check_entry's PLAIN case for each entry
-            for entry in self.plain:
-                key = entry.key
-                if entry.star:
-                    if value.get(key) is None:
-                        return PatternError(FAIL, path, f"{path}/{key} not found")
+        if self.anchors:
+            err = self._check_anchors(value, path, seen)
+            if err is not None:
+                return err
+        for entry in self.plain:  # a plain key's value checked here, without a call (most entries)
+            key = entry.key
+            if entry.anchor is not Anchor.PLAIN:
+                err = _check_entry(entry, value, path, seen)
+            elif entry.star:
+                if value.get(key) is not None:
                     continue
+                return PatternError(FAIL, path, f"{path}/{key} not found")
+            else:
                 err = entry.node.check(value.get(key), f"{path}{key}/", seen)  # type: ignore[union-attr]
-                if err is not None:
-                    return err
-            return None
+            if err is not None:
+                return err
+        return None
+
+    def _check_anchors(self, value: dict, path: str, seen: dict[str, bool]) -> PatternError | None:
+        """The anchored keys' phase: a failure, the skip it amounts to, or None to go on."""
         for full_key, key in self.presence:
             if not seen.get(full_key):
                 seen[full_key] = key in value
@@ -282,24 +289,15 @@ class MapNode(Node):
                 return err
         if skips and (applied == 0 or has_direct_anchor_skip):
             return PatternError(SKIP, path, "; ".join(e.message for e in skips))
-        for entry in self.plain:
-            err = _check_entry(entry, value, path, seen)
-            if err is not None:
-                return err
         return None
 
 
 def _check_entry(entry: _Entry, resource: dict, path: str, seen: dict[str, bool]) -> PatternError | None:
+    """An anchored key (plain keys are checked in ``MapNode._check_map``)."""
     anchor = entry.anchor
     key = entry.key
     present = key in resource
     child_path = f"{path}{key}/"
-    if anchor is Anchor.PLAIN:
-        if entry.star:
-            if resource.get(key) is not None:
-                return None
-            return PatternError(FAIL, path, f"{path}/{key} not found")
-        return entry.node.check(resource.get(key), child_path, seen)  # type: ignore[union-attr]
     if anchor is Anchor.CONDITIONAL:
         if not present:
             return PatternError(
