@@ -64,17 +64,7 @@ def _null_on(error: type[Exception], node: dict, interpreter: KyvernoInterpreter
 
 
 def _field(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
-    key = node["value"]
-
-    def field(value: Any) -> Any:
-        if isinstance(value, dict):
-            try:
-                return value[key]
-            except KeyError:
-                raise UnknownKeyError(key) from None
-        return None
-
-    return field
+    return _field_path((node["value"],))
 
 
 def _chain(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
