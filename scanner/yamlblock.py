@@ -21,7 +21,6 @@ from scanner.yamlscalar import BOOL, INT, MERGE, NULL, PLAIN, STR, resolved
 
 # characters libyaml accepts in a stream, but for the line breaks it knows besides "\n"
 # (CR, NEL, LS, PS), tabs and the byte-order mark: text with any other stays with libyaml
-_OUTSIDE_ASCII = re.compile("[^\n\x20-\x7e]")
 _PRINTABLE_BYTES = b"\n" + bytes(range(0x20, 0x7F))
 _HIGH_BYTES = bytes(range(0x80, 0x100))  # the bytes of UTF-8 sequences beyond ASCII
 _OUTSIDE_PATTERN = "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
@@ -59,8 +58,8 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
         wide = bool(outside)
     else:
         wide = not text.isascii()
-        if not wide and _OUTSIDE_ASCII.search(text):
-            return None
+        if not wide and text.encode("ascii").translate(None, _PRINTABLE_BYTES):
+            return None  # an ASCII control character
     if wide and re.compile(_OUTSIDE_PATTERN).search(text):
         return None  # (the wide pattern takes milliseconds to compile: only when needed, once)
     try:

@@ -507,9 +507,9 @@ def iter_documents(
     if split_lists and not keep_nodes and len(text) > _SPLIT_MIN_BYTES:
         from scanner.yamllist import split_list_items
 
-        pieces = split_list_items(text)
+        pieces = split_list_items(text, items)
         if pieces is not None:
-            yield from _iter_items(pieces, path, limits, on_error, items)
+            yield from _iter_items(pieces, path, limits, on_error)
             return
     if only_split:
         return
@@ -621,11 +621,9 @@ _SPLIT_MIN_BYTES = 256 * 1024
 _TREE_DEPTH = 500  # construct_tree recurses once per level
 
 
-def _iter_items(pieces: list, path: str, limits: YamlLimits, on_error: ErrorHandler | None,
-                wanted: Callable[[int], bool] | None) -> Iterator[YamlDocument]:
+def _iter_items(pieces: list, path: str, limits: YamlLimits, on_error: ErrorHandler | None
+                ) -> Iterator[YamlDocument]:
     for piece in pieces:
-        if wanted is not None and not wanted(piece.index):
-            continue
         try:
             for doc in iter_documents(piece.text, path, limits=limits, on_error=on_error):
                 yield YamlDocument(doc.data, path, 0, piece.line + doc.line - 1, None, piece.index)

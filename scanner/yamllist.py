@@ -12,6 +12,7 @@ caller parses the text as a whole.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import yaml
@@ -33,8 +34,9 @@ _ITEMS_KEY = re.compile(r"^items:$", re.MULTILINE)
 _PAST_ITEMS = re.compile(r"\n(?!- |  |\n|\Z)")  # the break before a line that is no part of an item
 
 
-def split_list_items(text: str | bytes) -> list[ItemText] | None:
-    """The items of a single-document ``kind: *List`` in kubectl's block layout, or None."""
+def split_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = None) -> list[ItemText] | None:
+    """The items of a single-document ``kind: *List`` in kubectl's block layout (those whose
+    index is ``wanted``, when given), or None."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -69,9 +71,10 @@ def split_list_items(text: str | bytes) -> list[ItemText] | None:
     items = []
     line = text.count("\n", 0, starts[0]) + 1
     for n, (first, last) in enumerate(zip(starts, [*starts[1:], end], strict=True)):
-        # the item's lines without their first two columns ("- " or "  "; an empty line has
-        # none); the break before the next line, an item or what follows, is no part of it
-        chunk = text[first + 2:last - 1] if last < len(text) else text[first + 2:]
-        items.append(ItemText(n, line, chunk.replace("\n  ", "\n")))
+        if wanted is None or wanted(n):
+            # the item's lines without their first two columns ("- " or "  "; an empty line has
+            # none); the break before the next line, an item or what follows, is no part of it
+            chunk = text[first + 2:last - 1] if last < len(text) else text[first + 2:]
+            items.append(ItemText(n, line, chunk.replace("\n  ", "\n")))
         line += text.count("\n", first, last)
     return items

@@ -12,6 +12,7 @@ from scanner.engine.memo import built
 from scanner.engine.pattern import CompiledPattern
 from scanner.engine.policy import Rule
 from scanner.engine.types import RuleStatus
+from scanner.engine.validate import check_any_pattern, check_pattern, lazy_message, run_deny
 from scanner.engine.variables import SubstitutionError, has_references, has_variables
 
 Outcome = tuple[RuleStatus, str, str] | None
@@ -21,8 +22,6 @@ _FAILURES = (SubstitutionError, ConditionError, ContextError, JMESPathError)
 def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource: dict,
                 depth: int, operation: str) -> Outcome:
     """Iterate the foreach entries; the first failing or erroring element decides."""
-    from scanner.engine import validate
-
     counted = 0
     list_error: str | None = None
     element_key, index_key = f"element{depth}", f"elementIndex{depth}"
@@ -45,7 +44,7 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
                 return RuleStatus.ERROR, _scope_error(element), ""
             ctx.set_all({"element": element, element_key: element, "elementIndex": index, index_key: index})
             ctx.foreach_position = (position, index)
-            outcome = _element(rule, entry, ctx, resource, element, depth, operation, validate)
+            outcome = _element(rule, entry, ctx, resource, element, depth, operation)
             if outcome is None or outcome[0] is RuleStatus.SKIP:
                 continue
             if outcome[0] is RuleStatus.PASS:
@@ -83,7 +82,7 @@ def _static_any_pattern(raw: Any) -> tuple[CompiledPattern, ...] | None:
 
 
 def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, element: Any,
-             depth: int, operation: str, validate: Any) -> Outcome:
+             depth: int, operation: str) -> Outcome:
     scoped = isinstance(element, dict) and entry.get("elementScope") is not False
     document = element if scoped else resource
     ctx.add_entries(entry.get("context"))
@@ -96,7 +95,7 @@ def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, elem
         if not block.value:
             return None
     if entry.get("deny") is not None:
-        return validate.run_deny(rule, entry["deny"], ctx)
+        return run_deny(rule, entry["deny"], ctx)
     if entry.get("pattern") is not None or entry.get("anyPattern") is not None:
         if operation == "DELETE" and document is resource:
             return None
@@ -104,7 +103,7 @@ def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, elem
             if entry.get("pattern") is not None:
                 pattern = (built(entry["pattern"], _static_pattern)
                            or CompiledPattern(ctx.substitute(entry["pattern"])))
-                return validate.check_pattern(rule, pattern, document, validate.lazy_message(rule, ctx))
+                return check_pattern(rule, pattern, document, lazy_message(rule, ctx))
             patterns = built(entry["anyPattern"], _static_any_pattern)
             if patterns is None:
                 any_pattern = ctx.substitute(entry["anyPattern"])
@@ -113,7 +112,7 @@ def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, elem
                 patterns = tuple(CompiledPattern(p) for p in any_pattern)
         except _FAILURES as exc:
             return RuleStatus.ERROR, f"variable substitution failed: {exc}", ""
-        return validate.check_any_pattern(rule, patterns, document, validate.lazy_message(rule, ctx))
+        return check_any_pattern(rule, patterns, document, lazy_message(rule, ctx))
     if entry.get("foreach") is not None:
         return run_foreach(rule, entry["foreach"], ctx, resource, depth + 1, operation)
     return None

@@ -87,8 +87,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
               stats: SourceStats) -> Iterator[SourceItem]:
     """Every resource and error record of ``tree``, paths relative to its root."""
     shard = options.shard
-    files, skipped, unreadable, render_plan = _walk_and_plan(tree, origin, options)
-    charts = helm_charts(files)
+    files, skipped, unreadable, render_plan, charts = _walk_and_plan(tree, origin, options)
     if shard.first:
         stats.skipped.update(skipped)
         submodules = sum(not options.path_filter.leaves_out(path) for path in tree.submodules())
@@ -178,14 +177,14 @@ def in_folders(relpath: str, folders: Sequence[str]) -> bool:
     return any(not folder or relpath.startswith(folder + "/") for folder in folders)
 
 
-_Walk = tuple[list[TreeFile], dict[str, int], list[UnreadableFolder], RenderPlan]
+_Walk = tuple[list[TreeFile], dict[str, int], list[UnreadableFolder], RenderPlan, tuple[str, ...]]
 _PLANS: dict[tuple, _Walk] = {}
 
 
 def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Walk:
     """The tree's files (kustomization files included, whatever their extension), skip
-    counts, unreadable folders and Kustomize plan, reused by the shards of one commit in
-    one process."""
+    counts, unreadable folders, Kustomize plan and Helm charts, reused by the shards of one
+    commit in one process."""
     key = (type(tree), tree.root, origin.commit, options.include, options.exclude)
     cached = _PLANS.get(key) if origin.commit else None
     if cached is None:
@@ -194,7 +193,7 @@ def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Wal
         files = list(tree.walk(options.path_filter, skipped, KUSTOMIZATION_FILES, unreadable))
         tree.prefetch([f.path for f in files if posixpath.basename(f.relpath) in KUSTOMIZATION_FILES],
                       options.limits.max_file_bytes)
-        cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files]))
+        cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files]), helm_charts(files))
         if origin.commit:
             if len(_PLANS) >= 4:
                 _PLANS.clear()

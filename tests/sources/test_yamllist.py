@@ -72,3 +72,10 @@ def test_yamllist_shards_share_one_export_file(tmp_path, no_threshold: None) -> 
         source = ExportSource("c", [str(path)], shard=Shard(index, 2))
         names.append([r.identity.name for r in source.iter_items()])
     assert names == [["web-0", "web-2", "web-4"], ["web-1", "web-3"]]
+
+
+@pytest.mark.parametrize("wanted", [{0, 2, 4}, {1, 3}, {4}, set()])
+def test_yamllist_wanted_items_keep_their_index_and_line(wanted: set[int]) -> None:
+    text = kubectl_list(5)
+    every = split_list_items(text) or []
+    assert split_list_items(text, wanted.__contains__) == [item for item in every if item.index in wanted]
