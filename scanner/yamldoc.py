@@ -621,8 +621,8 @@ _SPLIT_MIN_BYTES = 256 * 1024
 _TREE_DEPTH = 500  # construct_tree recurses once per level
 
 
-def _iter_items(pieces: list, path: str, limits: YamlLimits, on_error: ErrorHandler | None
-                ) -> Iterator[YamlDocument]:
+def _iter_items(pieces: list, path: str, limits: YamlLimits,
+                on_error: ErrorHandler | None) -> Iterator[YamlDocument]:
     for piece in pieces:
         try:
             for doc in iter_documents(piece.text, path, limits=limits, on_error=on_error):
