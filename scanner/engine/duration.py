@@ -48,6 +48,12 @@ def _parse(text: str) -> int | None:
         return None
 
 
+def _invalid(text: str) -> DurationError:
+    # made where raised, never kept in a local: a raised exception held by its own frame
+    # would keep the frames of the whole call (and what they hold) alive until a collection
+    return DurationError(f"time: invalid duration {quote(text)}")
+
+
 def _is_digit(ch: str) -> bool:
     return "0" <= ch <= "9"
 
@@ -68,24 +74,23 @@ def parse_duration_strict(text: str) -> int:
     """Go ``time.ParseDuration``: nanoseconds, or ``DurationError`` with Go's message
     (``time: invalid duration "x"``, ``time: missing unit in duration "5"``,
     ``time: unknown unit "x" in duration "5x"``)."""
-    invalid = DurationError(f"time: invalid duration {quote(text)}")
     s, neg = text, False
     if s and s[0] in "+-":
         neg, s = s[0] == "-", s[1:]
     if s == "0":
         return 0
     if not s:
-        raise invalid
+        raise _invalid(text)
     total, i, n = 0, 0, len(s)
     while i < n:
         if not (s[i] == "." or _is_digit(s[i])):
-            raise invalid
+            raise _invalid(text)
         start = i
         while i < n and _is_digit(s[i]):
             i += 1
         value = int(s[start:i] or "0")
         if value > _LIMIT:
-            raise invalid
+            raise _invalid(text)
         has_int = i > start
         frac, scale, has_frac = 0, 1.0, False
         if i < n and s[i] == ".":
@@ -95,7 +100,7 @@ def parse_duration_strict(text: str) -> int:
             frac, scale = _fraction(s[start:i])
             has_frac = i > start
         if not has_int and not has_frac:
-            raise invalid
+            raise _invalid(text)
         start = i
         while i < n and not (s[i] == "." or _is_digit(s[i])):
             i += 1
@@ -106,18 +111,18 @@ def parse_duration_strict(text: str) -> int:
             raise DurationError(
                 f"time: unknown unit {quote(s[start:i])} in duration {quote(text)}")
         if value > _LIMIT // unit:
-            raise invalid
+            raise _invalid(text)
         value *= unit
         if frac > 0:
             # Go adds the fraction in float64, truncated (nanosecond exact up to hours)
             value += int(float(frac) * (float(unit) / scale))
         total += value
         if value > _LIMIT or total > _LIMIT:
-            raise invalid
+            raise _invalid(text)
     if neg:
         return -total
     if total > _LIMIT - 1:
-        raise invalid
+        raise _invalid(text)
     return total
 
 

@@ -128,7 +128,7 @@ def _decoded(resource: dict[str, Any], memo: dict[str, Any] | None) -> _Decoded:
         try:
             pod: ExtractedPod | PodDecodeError = extract_pod(resource)
         except PodDecodeError as e:
-            pod = e
+            pod = e.with_traceback(None)  # kept: without its frames (which would hold it in a cycle)
         decoded = (pod, {})
         if memo is not None:
             memo["podSecurity"] = decoded
