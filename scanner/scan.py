@@ -26,11 +26,12 @@ from scanner.errors import ConfigError, Location, PolicyError, ReportError, Scan
 from scanner.lookup import ResourceLookup, policies_need_lookup
 from scanner.policies import PolicySet, UnsupportedPolicy, load_exceptions, load_policies
 from scanner.runtime import importing
+from scanner.scan_git import GitPrefetch, git_options
 from scanner.scan_pool import WorkerPool
 from scanner.scan_workers import EvaluationSetup, ShardTask
 from scanner.sources.directory import DirectorySource, root_problem
 from scanner.sources.export import ExportSource
-from scanner.sources.git import GitOptions, GitSource, redact
+from scanner.sources.git import GitSource, redact
 from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
 from scanner.sources.provenance import Resource
@@ -90,12 +91,6 @@ class PolicySetError(PolicyError):
 # -- policies, values, sources ---------------------------------------------------------------
 
 
-def _git_options(ref: Any, config: Config, tree: TreeOptions | None = None) -> GitOptions:
-    return GitOptions(url=ref.url, ref=ref.ref, cache_dir=os.path.join(config.scan.cache_dir, "git"),
-                      shallow=ref.shallow, token_env=ref.token_env, ssh_key=ref.ssh_key, timeout=ref.timeout,
-                      submodules=ref.submodules, tree=tree or TreeOptions())
-
-
 def load_config_policies(config: Config) -> PolicySet:
     """Every policy of the config; any invalid or unreadable one raises ``PolicySetError``."""
     result = PolicySet()
@@ -106,7 +101,7 @@ def load_config_policies(config: Config) -> PolicySet:
                 continue
             result.extend(load_policies([location.path]))
         elif location.git is not None:
-            source = GitSource(f"policies-{i}", _git_options(location.git, config))
+            source = GitSource(f"policies-{i}", git_options(location.git, config))
             try:
                 workdir, commit = source.checkout()
             except ScannerError as exc:
@@ -142,10 +137,11 @@ def load_config_values(config: Config) -> Values:
         raise ConfigError(f"values file: {exc}", Location(where.path, where.line, where.column)) from exc
 
 
-def build_source(cfg: SourceConfig, config: Config) -> Any:
+def build_source(cfg: SourceConfig, config: Config, prefetch: GitPrefetch | None = None) -> Any:
     tree = TreeOptions(include=cfg.include, exclude=cfg.exclude, kustomize=cfg.kustomize)  # type: ignore[arg-type]
     if cfg.type == "git":
-        return GitSource(cfg.name, _git_options(cfg.git, config, tree))
+        return GitSource(cfg.name, git_options(cfg.git, config, tree),
+                         prefetch.prepared(cfg.name) if prefetch is not None else None)
     if cfg.type == "export":
         return ExportSource(cfg.name, list(cfg.paths), path_filter=tree.path_filter)
     return DirectorySource(cfg.name, cfg.paths[0], tree)
@@ -196,9 +192,10 @@ class _SourceRun:
     skipped: Counter[str] = field(default_factory=Counter)  # reason -> documents left out
 
 
-def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int) -> tuple[_SourceRun, list[ShardTask]]:
-    """Check out a Git source (in this process) and deal the source out into shards."""
-    source = build_source(cfg, config)
+def _prepare(cfg: SourceConfig, config: Config, jobs: int, first_id: int,
+             prefetch: GitPrefetch | None = None) -> tuple[_SourceRun, list[ShardTask]]:
+    """Check out a Git source (or take it from ``prefetch``) and deal the source out into shards."""
+    source = build_source(cfg, config, prefetch)
     run = _SourceRun(cfg, source)
     # trees are dealt out finer than the worker count so that the pool balances itself
     count = jobs if cfg.type == "export" or jobs == 1 else 6 * jobs
@@ -327,8 +324,10 @@ def exit_code_for(config: Config, tally: _Tally) -> int:
 
 def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = None,
         trigger: records.Trigger = records.Trigger.CLI, progress: ScanProgress | None = None,
-        now: datetime | None = None) -> ScanOutcome:
-    """Run one scan and store it; render the configured reports. Raises on config/policy errors."""
+        now: datetime | None = None, prefetch: GitPrefetch | None = None) -> ScanOutcome:
+    """Run one scan and store it; render the configured reports. Raises on config/policy errors.
+
+    ``prefetch`` (``start_git_prefetch``) is fetching the Git sources already."""
     progress = progress or _Silent()
     started = time.monotonic()
     wanted = list(only_sources)
@@ -347,7 +346,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     lookup = None
     if policies_need_lookup(raw_policies):
         progress.stage("indexing resources for cluster look-ups")
-        lookup = _prepass(selected, config)
+        lookup = _prepass(selected, config, prefetch)
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookup)
     jobs = jobs or config.scan.jobs or os.cpu_count() or 1
     workers = WorkerPool(setup, jobs, (policy_set.policies, exceptions))
@@ -358,7 +357,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         # the sources on disk while the Git sources are checked out
         for cfg in sorted(selected, key=lambda c: (c.type == "git", c.type != "export")):
             progress.stage(f"source {cfg.name}: preparing")
-            prepared[cfg.name], source_tasks = _prepare(cfg, config, jobs, len(workers.tasks))
+            prepared[cfg.name], source_tasks = _prepare(cfg, config, jobs, len(workers.tasks), prefetch)
             workers.add(source_tasks)
         runs = {cfg.name: prepared[cfg.name] for cfg in selected}
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
@@ -412,13 +411,13 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     )
 
 
-def _prepass(selected: list[SourceConfig], config: Config) -> ResourceLookup:
+def _prepass(selected: list[SourceConfig], config: Config, prefetch: GitPrefetch | None) -> ResourceLookup:
     """Read the sources once to serve apiCall/configMap/namespaceSelector look-ups like the CLI's
     fake API server: every resource of the scan is visible to every other."""
     lookup = ResourceLookup()
     for cfg in selected:
         try:
-            for item in build_source(cfg, config).iter_items():
+            for item in build_source(cfg, config, prefetch).iter_items():
                 if isinstance(item, Resource):
                     lookup.add(item.data)
         except Exception:

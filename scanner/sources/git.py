@@ -13,8 +13,9 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta, timezone
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -57,10 +58,12 @@ class GitOptions:
 class GitSource:
     source_type = "git"
 
-    def __init__(self, name: str, options: GitOptions) -> None:
+    def __init__(self, name: str, options: GitOptions,
+                 prepared: Callable[[], tuple[str, CommitInfo, bool]] | None = None) -> None:
         self.name = name
         self.options = options
         self.stats = SourceStats()
+        self._prepared = prepared  # ``prepare`` done elsewhere (by the scan's fetching process)
 
     def iter_items(self) -> Iterator[SourceItem]:
         self.stats = SourceStats()
@@ -77,6 +80,8 @@ class GitSource:
     def prepare(self) -> tuple[str, CommitInfo, bool]:
         """Clone or fetch and resolve the ref: the clone's path, the commit, and whether its
         files are checked out (with ``submodules``) rather than read from the objects."""
+        if self._prepared is not None:
+            return self._prepared()
         if self.options.submodules:
             return (*self.checkout(), True)
         repo, sha = self._fetch()
@@ -149,7 +154,9 @@ class GitSource:
         return path, self._commit_info(repo, sha)
 
     def _commit_info(self, repo: git.Repo, sha: str) -> CommitInfo:
-        return CommitInfo(sha, repo.commit(sha).committed_datetime, self.options.ref or "HEAD")
+        committed = repo.commit(sha).committed_datetime  # its time zone is GitPython's own class:
+        committed = committed.replace(tzinfo=timezone(committed.utcoffset() or timedelta()))  # the standard one
+        return CommitInfo(sha, committed, self.options.ref or "HEAD")
 
     def _depth(self) -> list[str]:
         return ["--depth", "1"] if self.options.shallow else []

@@ -27,6 +27,7 @@ from scanner.sources.paths import MANIFEST_SUFFIXES, PathFilter, TreeFile, Unrea
 
 _MARKER = "scanner-checkout"  # in the clone's .git: the commit its working tree holds, this scan
 _LOCK = "scanner-checkout.lock"
+_LISTING = "scanner-listing"  # in the clone's .git: a commit's sha and its ``ls-tree`` listing
 _SYMLINK, _GITLINK = b"120000", b"160000"
 
 
@@ -44,6 +45,26 @@ def _git(path: str, *args: str) -> bytes:
         raise GitError(f"git {args[0]} failed: {lines[-1] if lines else f'exit {proc.returncode}'}",
                        Location(path))
     return proc.stdout
+
+
+def _list(path: str, sha: str) -> bytes:
+    return _git(path, "ls-tree", "-r", "-z", "--long", "--full-tree", sha)
+
+
+def save_listing(path: str, sha: str) -> None:
+    """List commit ``sha`` once for every process of the scan (a listing never changes)."""
+    listing = os.path.join(path, ".git", _LISTING)
+    partial = f"{listing}.{os.getpid()}"
+    with open(partial, "wb") as f:
+        f.write(sha.encode() + b"\n" + _list(path, sha))
+    os.replace(partial, listing)  # whole or not at all
+
+
+def _saved_listing(path: str, sha: str) -> bytes | None:
+    with contextlib.suppress(OSError), open(os.path.join(path, ".git", _LISTING), "rb") as f:
+        saved, _, listing = f.read().partition(b"\n")
+        return listing if saved == sha.encode() else None
+    return None
 
 
 def forget_checkout(path: str) -> None:
@@ -120,7 +141,9 @@ class GitTree:
         self.folders: set[str] = {""}
         self.gitlinks: list[str] = []
         symlinks = False
-        listing = _git(self.root, "ls-tree", "-r", "-z", "--long", "--full-tree", sha)
+        listing = _saved_listing(self.root, sha)
+        if listing is None:
+            listing = _list(self.root, sha)
         for entry in listing.split(b"\0"):
             if not entry:
                 continue

@@ -1,0 +1,134 @@
+"""The Git sources of ``scanner scan`` fetched by a forked process while the scan starts."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import pathlib
+import signal
+import subprocess
+import threading
+
+import pytest
+
+from scanner import scan_git
+from scanner.config import load_config
+from scanner.errors import GitError
+from scanner.scan_git import start_git_prefetch
+from scanner.sources.git import GitSource
+from scanner.sources.git_tree import GitTree
+
+from .conftest import Project, pod
+
+
+def _head(repo: pathlib.Path) -> str:
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_prefetch_hands_the_scan_the_clone_its_commit_and_listing(project: Project) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None)})
+    config = load_config(str(project.config()))
+    prefetch = start_git_prefetch(config)
+    assert prefetch is not None
+    try:
+        path, commit, on_disk = GitSource("gitops", scan_git.git_options(config.sources[0].git, config),
+                                          prefetch.prepared("gitops")).prepare()
+    finally:
+        prefetch.close()
+    assert (commit.sha, commit.ref, on_disk) == (_head(project.repo), "main", False)
+    # a standard time zone: the outcome crosses processes without GitPython's classes
+    assert type(commit.committed_at.tzinfo) is datetime.timezone
+    assert (pathlib.Path(path) / ".git" / "scanner-listing").read_bytes().startswith(commit.sha.encode() + b"\n")
+    assert sorted(GitTree(path, commit.sha).blobs) == ["apps/a.yaml", "apps/b.yaml"]
+
+
+def test_saved_listing_serves_only_its_own_commit(project: Project) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    first = _head(project.repo)
+    project.commit({"apps/b.yaml": pod("b", "x")})
+    config = load_config(str(project.config()))
+    prefetch = start_git_prefetch(config)
+    assert prefetch is not None
+    path = prefetch.result("gitops")[0]
+    prefetch.close()
+    assert sorted(GitTree(path, _head(project.repo)).blobs) == ["apps/a.yaml", "apps/b.yaml"]
+    assert sorted(GitTree(path, first).blobs) == ["apps/a.yaml"]  # listed afresh
+
+
+@pytest.mark.parametrize(("case", "started"), [
+    ("unknown-source-named", False),
+    ("only-other-sources-named", False),
+    ("a-thread-runs", False),
+    ("git-source-named", True),
+], ids=lambda value: value if isinstance(value, str) else None)
+def test_prefetch_starts_only_for_git_sources_and_without_threads(project: Project, tmp_path: pathlib.Path,
+                                                                  case: str, started: bool) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (tmp_path / "export.yaml").write_text(pod("e", "x"))
+    config = load_config(str(project.config(extra_sources=f"- name: cluster\n  export: {{path: {tmp_path}/export.yaml}}")))
+    named = {"unknown-source-named": ["gitops", "nope"], "only-other-sources-named": ["cluster"]}.get(case, [])
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait) if case == "a-thread-runs" else None
+    if thread is not None:
+        thread.start()
+    try:
+        prefetch = start_git_prefetch(config, named)
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join()
+    assert (prefetch is not None) == started
+    if prefetch is not None:
+        prefetch.close()
+
+
+def test_prefetch_reports_a_fetch_error_as_the_scan_would(project: Project) -> None:
+    config = load_config(str(project.config(extra_sources="- name: broken\n  git: {url: does-not-exist}")))
+    options = scan_git.git_options(config.sources[1].git, config)
+    with pytest.raises(GitError) as here:
+        GitSource("broken", options).prepare()
+    prefetch = start_git_prefetch(config, ["broken"])
+    assert prefetch is not None
+    try:
+        with pytest.raises(GitError) as there:
+            prefetch.result("broken")
+    finally:
+        prefetch.close()
+    assert (there.value.message, there.value.location) == (here.value.message, here.value.location)
+    assert "does not exist" in there.value.message
+
+
+def test_prefetch_whose_process_dies_fails_the_source_clearly(project: Project,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    config = load_config(str(project.config()))
+    monkeypatch.setattr(scan_git, "_fetch", lambda name, options: os.kill(os.getpid(), signal.SIGKILL))
+    prefetch = start_git_prefetch(config)
+    assert prefetch is not None
+    try:
+        with pytest.raises(GitError, match="clone/fetch of source gitops failed: the process fetching it "
+                                           "was killed by signal 9"):
+            prefetch.result("gitops")
+    finally:
+        prefetch.close()
+
+
+def test_scan_command_fetches_in_the_child_and_scans_its_commit(project: Project, tmp_path: pathlib.Path,
+                                                               monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None)})
+    fetched_by = tmp_path / "fetched-by"
+    fetch = GitSource._fetch
+
+    def recording(self: GitSource) -> object:
+        with fetched_by.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return fetch(self)
+
+    monkeypatch.setattr(GitSource, "_fetch", recording)
+    from scanner.cli import main
+
+    assert main(["scan", "--config", str(project.config()), "-q"]) == 1
+    assert "resources: 2" in capsys.readouterr().out
+    fetchers = fetched_by.read_text().split()
+    assert len(fetchers) == 1 and int(fetchers[0]) != os.getpid()
