@@ -7,9 +7,12 @@ Exit codes: 0 clean; 1 findings that should fail; 2 usage, config or policy erro
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import importlib
+import os
 import sys
+import threading
 
 import click
 
@@ -72,12 +75,22 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> None:
     """The ``scanner`` program: ``main`` with the garbage collector tuned for batch work.
 
-    Collections run less often, and at exit every object is frozen first, so that the
-    interpreter ends without walking the whole heap once more (the system reclaims it).
+    Collections run less often, and the program ends without tearing the interpreter down
+    object by object: once its exit hooks ran and its output is flushed, the system reclaims
+    the memory at once. (With another thread still running it ends the usual way, which
+    waits for that thread.)
     """
     collect_less_often()
     atexit.register(gc.freeze)  # exit hooks run in reverse order: this one after those of the run
-    sys.exit(main())
+    code = main()
+    run_exit_hooks = getattr(atexit, "_run_exitfuncs", None)  # CPython's
+    if run_exit_hooks is None or threading.active_count() > 1:
+        sys.exit(code)
+    run_exit_hooks()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing to flush to
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
