@@ -45,9 +45,15 @@ NAMING_CONVENTION = {
 VERSION_TABLE = "scanner_schema_version"
 """Alembic's version table; its presence marks a database as a scanner database."""
 
-RUN_STATUSES = "'running', 'succeeded', 'partial', 'failed', 'interrupted'"
-RESULT_STATUSES = "'pass', 'fail', 'warn', 'error', 'skip'"
-END_REASONS = "'fixed', 'resource_gone', 'policy_changed', 'policy_removed'"
+RUN_STATUSES = ("running", "succeeded", "partial", "failed", "interrupted")
+RESULT_STATUSES = ("pass", "fail", "warn", "error", "skip")
+END_REASONS = ("fixed", "resource_gone", "policy_changed", "policy_removed")
+
+
+def one_of(column: str, values: tuple[str, ...]) -> str:
+    """A check that ``column`` holds one of ``values``, as comparisons: SQLite checks an
+    ``IN (...)`` list several times slower, for every row written."""
+    return " OR ".join(f"{column} = '{value}'" for value in values)
 
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -78,7 +84,7 @@ class Base(DeclarativeBase):
 
 class Run(Base):
     __tablename__ = "runs"
-    __table_args__ = (CheckConstraint(f"status IN ({RUN_STATUSES})", name="status"),)
+    __table_args__ = (CheckConstraint(one_of("status", RUN_STATUSES), name="status"),)
 
     run_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     status: Mapped[str] = mapped_column(String(16), index=True)
@@ -204,10 +210,11 @@ class ResourceObservation(Base):
 class Result(Base):
     __tablename__ = "results"
     __table_args__ = (
-        CheckConstraint(f"status IN ({RESULT_STATUSES})", name="status"),
+        CheckConstraint(one_of("status", RESULT_STATUSES), name="status"),
         # status second: a run's failing rows are a few index ranges, not a scan of the run
         Index("ix_results_run_id_status_resource_id_check_id", "run_id", "status",
               "resource_id", "check_id"),
+        {"sqlite_with_rowid": False},  # stored by (observation, check): no rowid and key index to update
     )
 
     observation_id: Mapped[int] = mapped_column(BigId, primary_key=True)
@@ -259,7 +266,7 @@ class Finding(Base):
 
     __tablename__ = "findings"
     __table_args__ = (
-        CheckConstraint(f"end_reason IN ({END_REASONS})", name="end_reason"),
+        CheckConstraint(one_of("end_reason", END_REASONS), name="end_reason"),
         Index("ix_findings_resource_id_check_id", "resource_id", "check_id"),
         Index("ix_findings_source_id_resolved_at", "source_id", "resolved_at"),
     )

@@ -1,4 +1,4 @@
--- The SQLite schema at revision 0005, as the migrations create it.
+-- The SQLite schema at revision 0006, as the migrations create it.
 -- A new SQLite database is made from this file; written by scripts/write_sqlite_schema.py,
 -- checked against the migrations by tests/store/test_schema.py.
 
@@ -6,49 +6,6 @@ CREATE TABLE scanner_schema_version (
 	version_num VARCHAR(32) NOT NULL, 
 	CONSTRAINT scanner_schema_version_pkc PRIMARY KEY (version_num)
 );
-
-CREATE TABLE results (
-	observation_id INTEGER NOT NULL, 
-	check_id INTEGER NOT NULL, 
-	run_id INTEGER NOT NULL, 
-	resource_id INTEGER NOT NULL, 
-	policy_id INTEGER NOT NULL, 
-	status VARCHAR(8) NOT NULL, 
-	action VARCHAR(8) NOT NULL, 
-	message TEXT NOT NULL, 
-	path TEXT NOT NULL, 
-	CONSTRAINT pk_results PRIMARY KEY (observation_id, check_id), 
-	CONSTRAINT ck_results_status CHECK (status IN ('pass', 'fail', 'warn', 'error', 'skip'))
-);
-
-CREATE INDEX ix_results_run_id_status_resource_id_check_id ON results (run_id, status, resource_id, check_id);
-
-CREATE TABLE runs (
-	run_id INTEGER NOT NULL, 
-	status VARCHAR(16) NOT NULL, 
-	"trigger" VARCHAR(16) NOT NULL, 
-	started_at DATETIME NOT NULL, 
-	finished_at DATETIME, 
-	heartbeat_at DATETIME NOT NULL, 
-	scanner_version VARCHAR(64) NOT NULL, 
-	config_digest VARCHAR(128) NOT NULL, 
-	owner_host VARCHAR(255) NOT NULL, 
-	owner_pid INTEGER NOT NULL, 
-	resource_count INTEGER DEFAULT '0' NOT NULL, 
-	result_count INTEGER DEFAULT '0' NOT NULL, 
-	pass_count INTEGER DEFAULT '0' NOT NULL, 
-	fail_count INTEGER DEFAULT '0' NOT NULL, 
-	warn_count INTEGER DEFAULT '0' NOT NULL, 
-	error_count INTEGER DEFAULT '0' NOT NULL, 
-	skip_count INTEGER DEFAULT '0' NOT NULL, 
-	error_record_count INTEGER DEFAULT '0' NOT NULL, 
-	CONSTRAINT pk_runs PRIMARY KEY (run_id), 
-	CONSTRAINT ck_runs_status CHECK (status IN ('running', 'succeeded', 'partial', 'failed', 'interrupted'))
-);
-
-CREATE INDEX ix_runs_started_at ON runs (started_at);
-
-CREATE INDEX ix_runs_status ON runs (status);
 
 CREATE TABLE run_policies (
 	run_id INTEGER NOT NULL, 
@@ -76,44 +33,6 @@ CREATE TABLE scan_errors (
 CREATE INDEX ix_scan_errors_run_id ON scan_errors (run_id);
 
 CREATE INDEX ix_scan_errors_source_id ON scan_errors (source_id);
-
-CREATE TABLE findings (
-	finding_id INTEGER NOT NULL, 
-	source_id INTEGER NOT NULL, 
-	resource_id INTEGER NOT NULL, 
-	check_id INTEGER NOT NULL, 
-	policy_id INTEGER NOT NULL, 
-	first_run_id INTEGER, 
-	first_seen_at DATETIME NOT NULL, 
-	last_run_id INTEGER, 
-	last_seen_at DATETIME, 
-	resolved_run_id INTEGER, 
-	resolved_at DATETIME, 
-	end_reason VARCHAR(16), 
-	CONSTRAINT pk_findings PRIMARY KEY (finding_id), 
-	CONSTRAINT ck_findings_end_reason CHECK (end_reason IN ('fixed', 'resource_gone', 'policy_changed', 'policy_removed')), 
-	CONSTRAINT fk_findings_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
-	CONSTRAINT fk_findings_first_run_id_runs FOREIGN KEY(first_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
-	CONSTRAINT fk_findings_last_run_id_runs FOREIGN KEY(last_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
-	CONSTRAINT fk_findings_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
-	CONSTRAINT fk_findings_resolved_run_id_runs FOREIGN KEY(resolved_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
-	CONSTRAINT fk_findings_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
-	CONSTRAINT fk_findings_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id)
-);
-
-CREATE INDEX ix_findings_check_id ON findings (check_id);
-
-CREATE INDEX ix_findings_first_run_id ON findings (first_run_id);
-
-CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
-
-CREATE INDEX ix_findings_policy_id ON findings (policy_id);
-
-CREATE INDEX ix_findings_resolved_run_id ON findings (resolved_run_id);
-
-CREATE INDEX ix_findings_resource_id_check_id ON findings (resource_id, check_id);
-
-CREATE INDEX ix_findings_source_id_resolved_at ON findings (source_id, resolved_at);
 
 CREATE TABLE resource_observations (
 	observation_id INTEGER NOT NULL, 
@@ -234,10 +153,10 @@ CREATE TABLE "run_tallies" (
 	policy_id INTEGER NOT NULL, 
 	count INTEGER NOT NULL, 
 	CONSTRAINT pk_run_tallies PRIMARY KEY (run_id, source_id, check_id, namespace, status), 
-	CONSTRAINT fk_run_tallies_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
+	CONSTRAINT fk_run_tallies_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
 	CONSTRAINT fk_run_tallies_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
-	CONSTRAINT fk_run_tallies_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
-	CONSTRAINT fk_run_tallies_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id)
+	CONSTRAINT fk_run_tallies_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
+	CONSTRAINT fk_run_tallies_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id)
 );
 
 CREATE INDEX ix_run_tallies_check_id ON run_tallies (check_id);
@@ -245,3 +164,87 @@ CREATE INDEX ix_run_tallies_check_id ON run_tallies (check_id);
 CREATE INDEX ix_run_tallies_policy_id ON run_tallies (policy_id);
 
 CREATE INDEX ix_run_tallies_source_id ON run_tallies (source_id);
+
+CREATE TABLE "results" (
+	observation_id INTEGER NOT NULL, 
+	check_id INTEGER NOT NULL, 
+	run_id INTEGER NOT NULL, 
+	resource_id INTEGER NOT NULL, 
+	policy_id INTEGER NOT NULL, 
+	status VARCHAR(8) NOT NULL, 
+	action VARCHAR(8) NOT NULL, 
+	message TEXT NOT NULL, 
+	path TEXT NOT NULL, 
+	CONSTRAINT pk_results PRIMARY KEY (observation_id, check_id), 
+	CONSTRAINT ck_results_status CHECK (status = 'pass' OR status = 'fail' OR status = 'warn' OR status = 'error' OR status = 'skip')
+)
+ WITHOUT ROWID
+
+;
+
+CREATE INDEX ix_results_run_id_status_resource_id_check_id ON results (run_id, status, resource_id, check_id);
+
+CREATE TABLE "findings" (
+	finding_id INTEGER NOT NULL, 
+	source_id INTEGER NOT NULL, 
+	resource_id INTEGER NOT NULL, 
+	check_id INTEGER NOT NULL, 
+	policy_id INTEGER NOT NULL, 
+	first_run_id INTEGER, 
+	first_seen_at DATETIME NOT NULL, 
+	last_run_id INTEGER, 
+	last_seen_at DATETIME, 
+	resolved_run_id INTEGER, 
+	resolved_at DATETIME, 
+	end_reason VARCHAR(16), 
+	CONSTRAINT pk_findings PRIMARY KEY (finding_id), 
+	CONSTRAINT fk_findings_first_run_id_runs FOREIGN KEY(first_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
+	CONSTRAINT fk_findings_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
+	CONSTRAINT fk_findings_resolved_run_id_runs FOREIGN KEY(resolved_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
+	CONSTRAINT fk_findings_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
+	CONSTRAINT fk_findings_last_run_id_runs FOREIGN KEY(last_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
+	CONSTRAINT fk_findings_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
+	CONSTRAINT fk_findings_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
+	CONSTRAINT ck_findings_end_reason CHECK (end_reason = 'fixed' OR end_reason = 'resource_gone' OR end_reason = 'policy_changed' OR end_reason = 'policy_removed')
+);
+
+CREATE INDEX ix_findings_policy_id ON findings (policy_id);
+
+CREATE INDEX ix_findings_resolved_run_id ON findings (resolved_run_id);
+
+CREATE INDEX ix_findings_source_id_resolved_at ON findings (source_id, resolved_at);
+
+CREATE INDEX ix_findings_first_run_id ON findings (first_run_id);
+
+CREATE INDEX ix_findings_resource_id_check_id ON findings (resource_id, check_id);
+
+CREATE INDEX ix_findings_check_id ON findings (check_id);
+
+CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
+
+CREATE TABLE "runs" (
+	run_id INTEGER NOT NULL, 
+	status VARCHAR(16) NOT NULL, 
+	"trigger" VARCHAR(16) NOT NULL, 
+	started_at DATETIME NOT NULL, 
+	finished_at DATETIME, 
+	heartbeat_at DATETIME NOT NULL, 
+	scanner_version VARCHAR(64) NOT NULL, 
+	config_digest VARCHAR(128) NOT NULL, 
+	owner_host VARCHAR(255) NOT NULL, 
+	owner_pid INTEGER NOT NULL, 
+	resource_count INTEGER DEFAULT '0' NOT NULL, 
+	result_count INTEGER DEFAULT '0' NOT NULL, 
+	pass_count INTEGER DEFAULT '0' NOT NULL, 
+	fail_count INTEGER DEFAULT '0' NOT NULL, 
+	warn_count INTEGER DEFAULT '0' NOT NULL, 
+	error_count INTEGER DEFAULT '0' NOT NULL, 
+	skip_count INTEGER DEFAULT '0' NOT NULL, 
+	error_record_count INTEGER DEFAULT '0' NOT NULL, 
+	CONSTRAINT pk_runs PRIMARY KEY (run_id), 
+	CONSTRAINT ck_runs_status CHECK (status = 'running' OR status = 'succeeded' OR status = 'partial' OR status = 'failed' OR status = 'interrupted')
+);
+
+CREATE INDEX ix_runs_started_at ON runs (started_at);
+
+CREATE INDEX ix_runs_status ON runs (status);

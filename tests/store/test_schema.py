@@ -10,6 +10,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, insert, inspect, text
+from sqlalchemy.exc import IntegrityError
 
 from scanner.errors import StoreError
 from scanner.store import Store
@@ -293,3 +294,36 @@ def test_schema_database_downgraded_to_base_counts_as_empty(database_url: str) -
     else:
         with pytest.raises(StoreError, match=r"no scanner schema yet: run `scanner db upgrade"):
             Store(database_url)
+
+
+def test_schema_upgrade_keeps_rows_and_still_checks_statuses(database_url: str) -> None:
+    store = Store(database_url, check_schema=False)
+    store.upgrade("0005")
+    with store.engine.begin() as connection:
+        connection.execute(insert(Source.__table__), [{"source_id": 1, "name": "repo", "type": "git"}])
+        connection.execute(insert(Run.__table__).values(
+            run_id=1, status="succeeded", trigger="cli", started_at=day(1), finished_at=day(1),
+            heartbeat_at=day(1), scanner_version="0.1", config_digest="", owner_host="host", owner_pid=1))
+        connection.execute(insert(RunSource.__table__), [
+            {"run_id": 1, "source_id": 1, "url": "", "ref": "", "commit_sha": "", "error": ""}])
+        connection.execute(text(
+            "INSERT INTO results (observation_id, check_id, run_id, resource_id, policy_id, status, action, "
+            "message, path) VALUES (1, 1, 1, 1, 1, 'pass', 'Audit', 'ok', ''), (1, 2, 1, 1, 1, 'fail', 'Audit', "
+            "'bad', '/spec')"))
+    store.upgrade()
+    rows = "SELECT observation_id, check_id, status, message FROM results ORDER BY check_id"
+    with store.engine.connect() as connection:
+        assert [tuple(r) for r in connection.execute(text(rows))] == [(1, 1, "pass", "ok"), (1, 2, "fail", "bad")]
+        assert connection.execute(text("SELECT COUNT(*) FROM run_sources")).scalar_one() == 1  # children of runs kept
+        if database_url.startswith("sqlite"):
+            assert "WITHOUT ROWID" in connection.execute(text(
+                "SELECT sql FROM sqlite_master WHERE name = 'results'")).scalar_one()
+    for statement in ("INSERT INTO results (observation_id, check_id, run_id, resource_id, policy_id, status, "
+                      "action, message, path) VALUES (2, 1, 1, 1, 1, 'passed', 'Audit', '', '')",
+                      "UPDATE runs SET status = 'done'"):
+        with pytest.raises(IntegrityError, match=r"ck_(results|runs)_status"), store.engine.begin() as connection:
+            connection.execute(text(statement))
+    store.downgrade("0005")
+    with store.engine.connect() as connection:
+        assert [tuple(r) for r in connection.execute(text(rows))] == [(1, 1, "pass", "ok"), (1, 2, "fail", "bad")]
+    store.close()
