@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from scanner.engine.gofmt import format_g
+from scanner.engine.normalize import normalize_null_maps
 from scanner.errors import Location, ManifestError
 from scanner.yamlblock import read_block_documents
 from scanner.yamlscalar import BINARY as _BINARY
@@ -486,6 +487,7 @@ def iter_documents(
     on_error: ErrorHandler | None = None,
     items: Callable[[int], bool] | None = None,
     only_split: bool = False,
+    null_maps: frozenset[str] = frozenset(),
 ) -> Iterator[YamlDocument]:
     """Yield the non-empty documents of ``text``; a syntax error raises ``ManifestError``.
 
@@ -498,6 +500,8 @@ def iter_documents(
     A kubectl-style List dump is read item by item (see ``scanner.yamllist``); then
     ``items`` selects which items to read (processes can share a file), and ``only_split``
     yields nothing for a text that is not such a dump.
+
+    A null value of a key in ``null_maps`` (at any depth) is read as an empty mapping.
     """
     if len(text) > limits.max_file_bytes:
         raise ManifestError(
@@ -509,17 +513,29 @@ def iter_documents(
 
         pieces = split_list_items(text, items)
         if pieces is not None:
-            yield from _iter_items(pieces, path, limits, on_error)
+            yield from _iter_items(pieces, path, limits, on_error, null_maps)
             return
     if only_split:
         return
     if not keep_nodes and len(text) <= limits.stream_bytes and _size_within(text, limits):
-        documents = _block_documents(text, split_lists, limits.max_depth)
+        documents = _block_documents(text, split_lists, limits.max_depth, null_maps)
         if documents is not None:
             for index, (data, line) in enumerate(documents):
                 if data is not None:
                     yield YamlDocument(data, path, index, line)
             return
+    composed = _composed_documents(text, path, keep_nodes, limits, split_lists, on_error)
+    if not null_maps:
+        yield from composed
+        return
+    for doc in composed:
+        normalize_null_maps(doc.data, null_maps)
+        yield doc
+
+
+def _composed_documents(text: str | bytes, path: str, keep_nodes: bool, limits: YamlLimits, split_lists: bool,
+                        on_error: ErrorHandler | None) -> Iterator[YamlDocument]:
+    """The documents of ``text`` composed by libyaml (or, where it cannot, by the event composer)."""
     bound = nesting_bound(text)
     if bound > _WIDE_SAFE_DEPTH or len(text) > limits.stream_bytes:
         yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error)
@@ -568,10 +584,11 @@ def iter_documents(
         loader.dispose()
 
 
-def _block_documents(text: str | bytes, split_lists: bool, max_depth: int) -> list[tuple[Any, int]] | None:
+def _block_documents(text: str | bytes, split_lists: bool, max_depth: int,
+                     null_maps: frozenset[str]) -> list[tuple[Any, int]] | None:
     """The documents of ``text`` by the block reader (see :mod:`scanner.yamlblock`), or None
     where libyaml must read it: text beyond the reader's subset, or a List to be split."""
-    documents = read_block_documents(text, max_depth=max_depth)
+    documents = read_block_documents(text, max_depth=max_depth, null_maps=null_maps)
     if documents is not None and split_lists and any(_is_list(data) for data, _ in documents):
         return None
     return documents
@@ -621,11 +638,11 @@ _SPLIT_MIN_BYTES = 256 * 1024
 _TREE_DEPTH = 500  # construct_tree recurses once per level
 
 
-def _iter_items(pieces: list, path: str, limits: YamlLimits,
-                on_error: ErrorHandler | None) -> Iterator[YamlDocument]:
+def _iter_items(pieces: list, path: str, limits: YamlLimits, on_error: ErrorHandler | None,
+                null_maps: frozenset[str]) -> Iterator[YamlDocument]:
     for piece in pieces:
         try:
-            for doc in iter_documents(piece.text, path, limits=limits, on_error=on_error):
+            for doc in iter_documents(piece.text, path, limits=limits, on_error=on_error, null_maps=null_maps):
                 yield YamlDocument(doc.data, path, 0, piece.line + doc.line - 1, None, piece.index)
         except ManifestError as exc:
             loc = exc.location

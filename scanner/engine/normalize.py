@@ -11,8 +11,8 @@ _META_STRINGS = ("name", "namespace", "generateName")
 NULL_MAP_KEYS = frozenset({"annotations", "labels", "matchLabels", "nodeSelector", "data", "stringData"})
 
 
-def normalize_null_maps(data: Any) -> None:
-    """Turn null values of the spec's map keys into ``{}``, at any depth, in place."""
+def normalize_null_maps(data: Any, keys: frozenset[str] = NULL_MAP_KEYS) -> None:
+    """Turn null values of the spec's map keys (``keys``) into ``{}``, at any depth, in place."""
     if data.__class__ is not dict and data.__class__ is not list:
         return
     stack = [data]
@@ -22,7 +22,7 @@ def normalize_null_maps(data: Any) -> None:
         if value.__class__ is dict:
             for key, child in value.items():
                 if child is None:
-                    if key in NULL_MAP_KEYS:
+                    if key in keys:
                         value[key] = {}
                 elif child.__class__ is dict or child.__class__ is list:
                     push(child)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from scanner.engine.kinds import is_cluster_scoped
-from scanner.engine.normalize import normalize_null_maps, object_problem
+from scanner.engine.normalize import NULL_MAP_KEYS, normalize_null_maps, object_problem
 from scanner.errors import Location, ManifestError
 from scanner.sources.provenance import (
     ErrorRecord,
@@ -57,7 +57,7 @@ def resources_from_text(
     resources are yielded as they are read and the error comes after them.
     """
     rejected: list[ManifestError] = []
-    documents = iter_documents(text, path, limits=limits, split_lists=True,
+    documents = iter_documents(text, path, limits=limits, split_lists=True, null_maps=NULL_MAP_KEYS,
                                on_error=rejected.append, items=items, only_split=only_split)
     if stream:
         yield from _convert(documents, path, origin, stats, rejected)
@@ -88,7 +88,7 @@ def _convert(
             while rejected:
                 yield _limit_record(rejected.pop(0), origin, stats)
             stats.documents += 1
-            item = resource_from_document(doc, path, origin, stats)
+            item = resource_from_document(doc, path, origin, stats, null_maps_read=True)
             if item is not None:
                 yield item
     except ManifestError as exc:
@@ -108,9 +108,12 @@ def _limit_record(exc: ManifestError, origin: Origin, stats: SourceStats) -> Err
 
 def resource_from_document(
     doc: YamlDocument, path: str, origin: Origin, stats: SourceStats,
-    rendered_by: str | None = None,
+    rendered_by: str | None = None, *, null_maps_read: bool = False,
 ) -> SourceItem | None:
-    """One document (or List item) -> a resource, an error record, or None when skipped."""
+    """One document (or List item) -> a resource, an error record, or None when skipped.
+
+    ``null_maps_read``: the document was read with its null maps empty already (``iter_documents``
+    given ``NULL_MAP_KEYS``)."""
     data = doc.data
     where = Location(path, doc.line, None, None, doc.index)
     if not isinstance(data, dict) or data.get("apiVersion") is None or data.get("kind") is None:
@@ -136,7 +139,8 @@ def resource_from_document(
     metadata = data.get("metadata")
     if metadata is None:
         metadata = data["metadata"] = {}
-    normalize_null_maps(data)
+    if not null_maps_read:
+        normalize_null_maps(data)
     defaulted = False
     if not is_cluster_scoped(kind) and not metadata.get("namespace"):
         metadata["namespace"] = "default"
