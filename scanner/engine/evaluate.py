@@ -89,6 +89,8 @@ class _Evaluation:
 
     def run(self, rule: Rule) -> Outcome:
         if not rule.extra.get("uses_context"):
+            if not self.env.exceptions:
+                return self._handler(rule, self.ctx)
             skip, extra, keys = self._excepted(rule, None)
             return skip or self._handler(rule, self.ctx, extra, keys)
         ctx = self.ctx()

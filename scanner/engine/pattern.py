@@ -190,7 +190,7 @@ def _contains_anchor(value: Any) -> bool:
 
 
 class _Entry:
-    __slots__ = ("anchor", "existence", "existence_type_error", "full_key", "key", "node", "star")
+    __slots__ = ("anchor", "existence", "existence_type_error", "full_key", "key", "node", "star", "step")
 
     def __init__(self, full_key: str, value: Any) -> None:
         anchor, key = parse_key(full_key)
@@ -199,6 +199,7 @@ class _Entry:
         self.anchor = anchor
         self.full_key = full_key
         self.key = key
+        self.step = f"{key}/"  # what the key adds to the path of its value
         self.star = value == "*" and isinstance(value, str)
         self.node = None if anchor is Anchor.NEGATION else compile_node(value)
         # existence anchors: one node per pattern map, None for an element that is not a map
@@ -262,7 +263,7 @@ class MapNode(Node):
                     continue
                 return PatternError(FAIL, path, f"{path}/{key} not found")
             else:
-                err = entry.node.check(value.get(key), f"{path}{key}/", seen)  # type: ignore[union-attr]
+                err = entry.node.check(value.get(key), path + entry.step, seen)  # type: ignore[union-attr]
             if err is not None:
                 return err
         return None
@@ -297,7 +298,7 @@ def _check_entry(entry: _Entry, resource: dict, path: str, seen: dict[str, bool]
     anchor = entry.anchor
     key = entry.key
     present = key in resource
-    child_path = f"{path}{key}/"
+    child_path = path + entry.step
     if anchor is Anchor.CONDITIONAL:
         if not present:
             return PatternError(

@@ -62,6 +62,14 @@ class Rule:
     dynamic_pattern: bool = False
     controller: str | None = None  # "Pod" rules; "controllers"/"CronJob" for autogen rules
     extra: dict[str, Any] = field(default_factory=dict)
+    # worked out once (each is wanted per resource): whether the message has variables or
+    # references to substitute, and Kyverno's message for a pass
+    message_substituted: bool = field(init=False, default=False)
+    pass_message: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        self.message_substituted = "{{" in self.message or "$(" in self.message
+        self.pass_message = f"validation rule '{self.name}' passed."
 
     def kind_selectors(self) -> list[KindSelector]:
         return self.match.kind_selectors()

@@ -19,21 +19,12 @@ Outcome = tuple[RuleStatus, str, str] | None
 SUBSTITUTION_FAILURES = (SubstitutionError, ConditionError, ContextError, JMESPathError)
 
 
-def pass_message(rule: Rule) -> str:
-    return f"validation rule '{rule.name}' passed."
-
-
-def needs_substitution(message: str) -> bool:
-    """Whether substituting ``message`` can change it or fail (variables or references)."""
-    return "{{" in message or "$(" in message
-
-
 def lazy_message(rule: Rule, ctx: VariableContext | None) -> Message:
     """The rule's message, substituted only when a failure message is built.
 
     Kyverno substitutes messages as whole documents (``SubstituteAll``): ``$( )`` references
     first, resolved against the message itself, then ``{{ }}`` variables."""
-    if ctx is None or not needs_substitution(rule.message):
+    if ctx is None or not rule.message_substituted:
         return rule.message
 
     def build() -> str:
@@ -68,7 +59,7 @@ def check_pattern(rule: Rule, pattern: CompiledPattern, document: Any, message: 
     """(status, message, failing path) of one pattern against a document."""
     outcome = pattern.match(document)
     if outcome.status == "pass":
-        return RuleStatus.PASS, pass_message(rule), ""
+        return RuleStatus.PASS, rule.pass_message, ""
     if outcome.status == "skip":
         return RuleStatus.SKIP, outcome.message, ""
     if outcome.status == "error":
@@ -120,7 +111,7 @@ def run_deny(rule: Rule, deny: Any, ctx: VariableContext) -> Outcome:
     except SUBSTITUTION_FAILURES as exc:
         return RuleStatus.ERROR, f"failed to check deny conditions: {exc}", ""
     if not block.value:
-        return RuleStatus.PASS, pass_message(rule), ""
+        return RuleStatus.PASS, rule.pass_message, ""
     parts = [m for m in (rule.message, block.message) if m]
     if not parts:
         return RuleStatus.FAIL, f"validation error: rule {rule.name} failed", ""
@@ -138,7 +129,7 @@ def run_pattern_rule(rule: Rule, resource: dict, ctx: Callable[[], VariableConte
     validate = rule.validate
     if rule.handler == "pattern":
         if rule.pattern is not None:
-            message = lazy_message(rule, ctx() if needs_substitution(rule.message) else None)
+            message = lazy_message(rule, ctx()) if rule.message_substituted else rule.message
             return check_pattern(rule, rule.pattern, resource, message)
         context = ctx()
         try:
@@ -150,7 +141,7 @@ def run_pattern_rule(rule: Rule, resource: dict, ctx: Callable[[], VariableConte
     if not isinstance(raw, list):
         return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
     if rule.any_patterns is not None:
-        message = lazy_message(rule, ctx() if needs_substitution(rule.message) else None)
+        message = lazy_message(rule, ctx()) if rule.message_substituted else rule.message
         return check_any_pattern(rule, rule.any_patterns, resource, message)
     context = ctx()
     try:
