@@ -20,6 +20,7 @@ from scanner.engine.types import FailureAction, RuleResult, RuleStatus
 from scanner.engine.validate import SUBSTITUTION_FAILURES, Outcome, run_deny, run_pattern_rule
 
 PRE_EXISTING = "skipping the rule evaluation as pre-existing violations are allowed"
+_FAIL = RuleStatus.FAIL  # (an enum member read from its class costs more, once per result)
 
 
 @lru_cache(maxsize=1)
@@ -51,6 +52,8 @@ def resolve_action(policy: Policy, rule: Rule, namespace: str, request: Request)
 
 class _Evaluation:
     """State shared by the rules of one (policy, resource) evaluation."""
+
+    __slots__ = ("_ctx", "env", "policy", "request", "resource", "simulated_create", "view")
 
     def __init__(self, policy: Policy, resource: dict, request: Request, view: ResourceView,
                  env: Environment, *, simulated_create: bool = False) -> None:
@@ -235,14 +238,15 @@ def evaluate_policy(
         if outcome is None:
             continue
         status, message, path = outcome
-        if (status is RuleStatus.FAIL and request.operation == "UPDATE"
+        if (status is _FAIL and request.operation == "UPDATE"
                 and _engine_action(policy, rule) is FailureAction.ENFORCE
                 and rule.validate.get("allowExistingViolations") is not False
                 and _fails_before_update(policy, rule, resource, request, view, env)):
             status, message, path = RuleStatus.SKIP, PRE_EXISTING, ""
+        action = (resolve_action(policy, rule, view.namespace, request) if rule.overrides or policy.overrides
+                  else rule.failure_action or policy.action)
         results.append(RuleResult(  # positional: a scan builds one per rule and resource
-            policy.key, rule.name, status, message, path, resolve_action(policy, rule, view.namespace, request),
-            rule.declared_name))
+            policy.key, rule.name, status, message, path, action, rule.declared_name))
         if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):
             break
     return results
