@@ -11,6 +11,7 @@ fetches in its own process instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import threading
@@ -116,8 +117,9 @@ def _fetch(name: str, options: GitOptions) -> tuple[Any, ...]:
 
     try:
         workdir, commit, on_disk = GitSource(name, options).prepare()
-        if not on_disk:
-            save_listing(workdir, commit.sha)  # the workers read it instead of listing the commit each
+        if not on_disk:  # the workers read it instead of listing the commit each (or do, without it)
+            with contextlib.suppress(ScannerError, OSError):
+                save_listing(workdir, commit.sha)
         return "ok", (workdir, commit, on_disk)
     except ScannerError as exc:
         return "error", exc.message, exc.location.path if exc.location else None

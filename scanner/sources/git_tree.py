@@ -55,9 +55,13 @@ def save_listing(path: str, sha: str) -> None:
     """List commit ``sha`` once for every process of the scan (a listing never changes)."""
     listing = os.path.join(path, ".git", _LISTING)
     partial = f"{listing}.{os.getpid()}"
-    with open(partial, "wb") as f:
-        f.write(sha.encode() + b"\n" + _list(path, sha))
-    os.replace(partial, listing)  # whole or not at all
+    try:
+        with open(partial, "wb") as f:
+            f.write(sha.encode() + b"\n" + _list(path, sha))
+        os.replace(partial, listing)  # whole or not at all
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
 
 
 def _saved_listing(path: str, sha: str) -> bytes | None:

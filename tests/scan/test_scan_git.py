@@ -7,7 +7,6 @@ import os
 import pathlib
 import signal
 import subprocess
-import threading
 
 import pytest
 
@@ -19,6 +18,12 @@ from scanner.sources.git import GitSource
 from scanner.sources.git_tree import GitTree
 
 from .conftest import Project, pod
+
+
+@pytest.fixture(autouse=True)
+def alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No other thread in this process (a thread pool an earlier test left does not count)."""
+    monkeypatch.setattr(scan_git.threading, "active_count", lambda: 1)
 
 
 def _head(repo: pathlib.Path) -> str:
@@ -63,21 +68,15 @@ def test_saved_listing_serves_only_its_own_commit(project: Project) -> None:
     ("git-source-named", True),
 ], ids=lambda value: value if isinstance(value, str) else None)
 def test_prefetch_starts_only_for_git_sources_and_without_threads(project: Project, tmp_path: pathlib.Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                   case: str, started: bool) -> None:
     project.commit({"apps/a.yaml": pod("a", "x")})
     (tmp_path / "export.yaml").write_text(pod("e", "x"))
     config = load_config(str(project.config(extra_sources=f"- name: cluster\n  export: {{path: {tmp_path}/export.yaml}}")))
     named = {"unknown-source-named": ["gitops", "nope"], "only-other-sources-named": ["cluster"]}.get(case, [])
-    stop = threading.Event()
-    thread = threading.Thread(target=stop.wait) if case == "a-thread-runs" else None
-    if thread is not None:
-        thread.start()
-    try:
-        prefetch = start_git_prefetch(config, named)
-    finally:
-        stop.set()
-        if thread is not None:
-            thread.join()
+    if case == "a-thread-runs":
+        monkeypatch.setattr(scan_git.threading, "active_count", lambda: 2)
+    prefetch = start_git_prefetch(config, named)
     assert (prefetch is not None) == started
     if prefetch is not None:
         prefetch.close()
@@ -132,3 +131,22 @@ def test_scan_command_fetches_in_the_child_and_scans_its_commit(project: Project
     assert "resources: 2" in capsys.readouterr().out
     fetchers = fetched_by.read_text().split()
     assert len(fetchers) == 1 and int(fetchers[0]) != os.getpid()
+
+
+def test_prefetch_whose_listing_cannot_be_saved_still_hands_over_the_clone(project: Project,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    config = load_config(str(project.config()))
+
+    def full_disk(path: str, sha: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("scanner.sources.git_tree.save_listing", full_disk)
+    prefetch = start_git_prefetch(config)
+    assert prefetch is not None
+    try:
+        path, commit, _ = prefetch.result("gitops")
+    finally:
+        prefetch.close()
+    assert not (pathlib.Path(path) / ".git" / "scanner-listing").exists()
+    assert sorted(GitTree(path, commit.sha).blobs) == ["apps/a.yaml"]  # listed by the reader itself
