@@ -71,7 +71,9 @@ class WorkerPool:
                 finished.add(message[1])
 
     def close(self) -> None:
+        """Stop the workers; their processes end on their own meanwhile (the pool's thread
+        reaps them), not waited for here."""
         if self.pool is not None:
             self.stop.set()
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = None
