@@ -244,7 +244,7 @@ def evaluate_policy(
                 and _fails_before_update(policy, rule, resource, request, view, env)):
             status, message, path = RuleStatus.SKIP, PRE_EXISTING, ""
         action = (resolve_action(policy, rule, view.namespace, request) if rule.overrides or policy.overrides
-                  else rule.failure_action or policy.action)
+                  else _engine_action(policy, rule))  # without overrides, the namespace does not matter
         results.append(RuleResult(  # positional: a scan builds one per rule and resource
             policy.key, rule.name, status, message, path, action, rule.declared_name))
         if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):

@@ -55,6 +55,7 @@ def one_of(column: str, values: tuple[str, ...]) -> str:
     ``IN (...)`` list several times slower, for every row written."""
     return " OR ".join(f"{column} = '{value}'" for value in values)
 
+
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 
