@@ -215,8 +215,9 @@ class RunWriter:
             raise StoreError(f"run {self.run_id}: cannot finish with status running")
         self._beater.stop()
         policies = self._check_policies
-        tallies = [(self.run_id, source_id, check_id, namespace, status_value, policies[check_id], count)
-                   for (source_id, namespace, check_id, status_value), count in self._tallies.items()]
+        # in the order of their key: each B-tree of the table is then filled from one end
+        tallies = sorted((self.run_id, source_id, check_id, namespace, status_value, policies[check_id], count)
+                         for (source_id, namespace, check_id, status_value), count in self._tallies.items())
         with self._write(f"finish ({status})") as connection:
             finish_run(connection, self.run_id, RunStatus(status), tallies)
         self._status = RunStatus(status)
