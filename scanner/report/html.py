@@ -57,45 +57,51 @@ def _annotations(resource: ResourceInfo) -> str:
     return text
 
 
-def _finding_rows(findings: tuple[ResultRecord, ...]) -> Markup:
-    """The rows of one policy's findings table.
+class _FindingRows:
+    """The rows of the findings tables of one report, one call per policy's table.
 
     Built here rather than in ``_failures.html.j2``: a report can hold tens of thousands of
     findings with a dozen values each, most of them repeated (statuses, rules, messages, the
-    resources failing several rules), and escaping each distinct value once is several times
+    resources failing several rules, in the tables of several policies), and escaping each
+    distinct value once, and building each resource's cells once per report, is several times
     faster than escaping every template expression. Values are escaped as autoescape does.
     """
-    escaped: dict[str, str] = {}
 
-    def e(value: Any) -> str:
-        if value.__class__ is not str:  # an enum, a number: equal values may print differently
-            return str(escape(value))
-        text = escaped.get(value)
+    def __init__(self) -> None:
+        # keyed by class and value: equal values of other types (an enum and its text) may print differently
+        self.escaped: dict[tuple[type, Any], str] = {}
+        self.cells: dict[int, tuple[str, str]] = {}  # id of a resource -> its two cells
+
+    def e(self, value: Any) -> str:
+        key = (value.__class__, value)
+        text = self.escaped.get(key)
         if text is None:
-            text = escaped[value] = str(escape(value))
+            text = self.escaped[key] = str(escape(value))
         return text
 
-    resources: dict[int, tuple[str, str]] = {}  # id of a resource -> its two cells
-    rows = []
-    for r in findings:
-        res = r.resource
-        cells = resources.get(id(res))
-        if cells is None:
-            namespace = f"{e(res.namespace)}/" if res.namespace else ""
-            labels = "".join(f' <span class="lb">{e(k)}={e(v)}</span>' for k, v in res.labels)
-            commit = (f' @ <span title="{e(res.commit)}">{e(short_sha(res.commit))}</span>'
-                      if res.commit else "")
-            title = f' title="{e(_annotations(res))}"' if res.annotations else ""
-            cells = resources[id(res)] = (
-                f'<td class="res wrap"><span class="k">{e(res.kind)}</span> {namespace}'
-                f'<b{title}>{e(res.name)}</b>{labels}</td>',
-                f'<td class="loc wrap">{e(res.location)}<br><span class="muted">{e(res.source)}{commit}</span></td>')
-        status = e(r.status)
-        exception = f' <span class="muted">(exception {e(r.exception)})</span>' if r.exception else ""
-        rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>{cells[0]}'
-                    f'<td class="wrap">{e(r.rule)}</td><td class="msg wrap">{e(r.message)}{exception}</td>{cells[1]}'
-                    f'<td>{e(r.action)}</td></tr>\n')
-    return Markup("".join(rows))
+    def __call__(self, findings: tuple[ResultRecord, ...]) -> Markup:
+        e, resources = self.e, self.cells
+        rows = []
+        for r in findings:
+            res = r.resource
+            cells = resources.get(id(res))
+            if cells is None:
+                namespace = f"{e(res.namespace)}/" if res.namespace else ""
+                labels = "".join(f' <span class="lb">{e(k)}={e(v)}</span>' for k, v in res.labels)
+                commit = (f' @ <span title="{e(res.commit)}">{e(short_sha(res.commit))}</span>'
+                          if res.commit else "")
+                title = f' title="{e(_annotations(res))}"' if res.annotations else ""
+                cells = resources[id(res)] = (
+                    f'<td class="res wrap"><span class="k">{e(res.kind)}</span> {namespace}'
+                    f'<b{title}>{e(res.name)}</b>{labels}</td>',
+                    f'<td class="loc wrap">{e(res.location)}<br>'
+                    f'<span class="muted">{e(res.source)}{commit}</span></td>')
+            status = e(r.status)
+            exception = f' <span class="muted">(exception {e(r.exception)})</span>' if r.exception else ""
+            rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>{cells[0]}'
+                        f'<td class="wrap">{e(r.rule)}</td><td class="msg wrap">{e(r.message)}{exception}</td>'
+                        f'{cells[1]}<td>{e(r.action)}</td></tr>\n')
+        return Markup("".join(rows))
 
 
 def _counted(count: int, noun: str, plural: str = "") -> str:
@@ -142,7 +148,7 @@ def _environment() -> jinja2.Environment:
         bytecode_cache=_bytecode_cache(),
     )
     env.filters.update({"iso": iso_time, "duration": duration_text, "short": short_sha,
-                        "is_web_url": _is_web_url, "finding_rows": _finding_rows, "counted": _counted})
+                        "is_web_url": _is_web_url, "counted": _counted})
     return env
 
 
@@ -189,6 +195,7 @@ def render_html_report(data: ReportData) -> str:
     context = _context(data)
     context["chart"] = trend_chart(data.trend)
     context["total_findings"] = sum(len(g.findings) for g in data.failures_by_policy)
+    context["finding_rows"] = _FindingRows()
     return _render("report.html.j2", context)
 
 

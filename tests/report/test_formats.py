@@ -14,7 +14,7 @@ from scanner.engine.types import FailureAction, RuleStatus
 from scanner.report.assemble import assemble_report
 from scanner.report.audit import audit_document, verify_audit_document
 from scanner.report.data import ReportData, ResourceInfo, ResultRecord, SourceInfo
-from scanner.report.html import _finding_rows, render_audit_html, render_html_report
+from scanner.report.html import _FindingRows, render_audit_html, render_html_report
 from scanner.report.json_report import report_document
 from scanner.report.junit import INPUTS_SUITE, render_junit
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, policy_reports
@@ -276,7 +276,7 @@ def test_html_finding_rows_keep_each_resource_and_value_apart() -> None:
                      action=FailureAction.ENFORCE, exception="ns/allow"),
         ResultRecord(policy="p", rule="y", status=RuleStatus.FAIL, message="m &", resource=first),
     )
-    rows = str(_finding_rows(findings)).splitlines()
+    rows = str(_FindingRows()(findings)).splitlines()
     assert rows == [
         '<tr data-st="fail"><td><span class="b fail">fail</span></td><td class="res wrap"><span class="k">Pod'
         '</span> a/<b>web</b> <span class="lb">app=a</span></td><td class="wrap">x</td><td class="msg wrap">'
