@@ -85,6 +85,11 @@ class ResourceView:
     subresource: str = ""  # "scale" when a Scale object stands for its Deployment's subresource
     # what rules work out from the resource and share (the podSecurity rules its decoded pod)
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # (group, version, kind, subresource): what a match by kinds alone looks at, for every rule
+    kind_key: tuple[str, str, str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.kind_key = (self.group, self.version, self.kind, self.subresource)
 
     @classmethod
     def of(cls, resource: dict) -> ResourceView:
@@ -259,7 +264,7 @@ class MatchBlock:
                 exception: bool = False) -> bool:
         hits = self._kind_hits
         if hits is not None:
-            key = (res.group, res.version, res.kind, res.subresource)
+            key = res.kind_key
             hit = hits.get(key)
             if hit is None:
                 if len(hits) >= _KIND_HITS_LIMIT:

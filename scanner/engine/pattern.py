@@ -370,13 +370,11 @@ class _Seen(dict):
     element stays expanded for the following elements of the same evaluation.
     """
 
+    # ``expanded``: keyed by the id of the pattern map as written (expanded copies share their
+    # sub-maps with it, as Kyverno's rewritten map shares them); made by the evaluation's first
+    # expansion, as most evaluations have none
     __slots__ = ("expanded",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        # keyed by the id of the pattern map as written: expanded copies share their sub-maps with it,
-        # as Kyverno's rewritten map shares them
-        self.expanded: dict[int, MapNode] = {}
+    expanded: dict[int, MapNode]
 
 
 def _find_key(mapping: dict, bare: str) -> str | None:
@@ -461,7 +459,11 @@ _EXPANDED_CACHE: dict[tuple[MapNode, tuple], MapNode] = {}  # keyed by the node 
 
 def _expanded_node(node: MapNode, resource: dict, seen: dict[str, bool]) -> MapNode:
     """``node`` as the current evaluation has rewritten it, expanded against ``resource``."""
-    walk = seen.expanded if isinstance(seen, _Seen) else None
+    walk = None
+    if isinstance(seen, _Seen):
+        walk = getattr(seen, "expanded", None)
+        if walk is None:
+            walk = seen.expanded = {}
     current = walk.get(id(node.raw), node) if walk is not None else node
     expanded = _expand(current.raw, resource)
     if expanded is None:

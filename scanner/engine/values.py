@@ -82,6 +82,7 @@ class Values:
                 found = (*_gvk(parent), str(sub.get("name") or "").partition("/")[2])
         if found is not None:
             view.group, view.version, view.kind, view.subresource = found
+            view.kind_key = found
         return view
 
 
