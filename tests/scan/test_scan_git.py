@@ -150,3 +150,42 @@ def test_prefetch_whose_listing_cannot_be_saved_still_hands_over_the_clone(proje
         prefetch.close()
     assert not (pathlib.Path(path) / ".git" / "scanner-listing").exists()
     assert sorted(GitTree(path, commit.sha).blobs) == ["apps/a.yaml"]  # listed by the reader itself
+
+
+SELECTOR_POLICY = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: team-namespaces}
+spec:
+  validationFailureAction: Audit
+  rules:
+  - name: team
+    match: {any: [{resources: {kinds: [Pod], namespaceSelector: {matchLabels: {tier: apps}}}}]}
+    validate:
+      message: team label required
+      pattern: {metadata: {labels: {team: "?*"}}}
+"""
+
+
+def test_scan_reading_the_sources_twice_fetches_once(project: Project, tmp_path: pathlib.Path,
+                                                     monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A policy with a namespaceSelector makes the scan read every source for look-ups first:
+    both reads take the one fetch of the Git source."""
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps, labels: {tier: apps}}\n"
+    project.commit({"ns.yaml": namespace, "apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None)})
+    (project.base / "policies" / "team-namespaces.yaml").write_text(SELECTOR_POLICY)
+    fetched_by = tmp_path / "fetched-by"
+    fetch = GitSource._fetch
+
+    def recording(self: GitSource) -> object:
+        with fetched_by.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return fetch(self)
+
+    monkeypatch.setattr(GitSource, "_fetch", recording)
+    from scanner.cli import main
+
+    assert main(["scan", "--config", str(project.config()), "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "resources: 3" in out and "pass 2, fail 2" in out  # both policies select the two pods
+    assert len(fetched_by.read_text().split()) == 1
