@@ -127,14 +127,15 @@ def assemble_report(
     by_severity = dict.fromkeys(SEVERITY_ORDER, 0)
     findings: dict[str, list[ResultRecord]] = defaultdict(list)
     finding_counts: dict[str, Counter[str]] = defaultdict(Counter)
-    resources: set[ResourceInfo] = set()
+    resources: set[ResourceInfo] = set()  # counted here only when every result is given
     for result in ordered:
         policy = by_name.get(result.policy)
         if policy is None:
             raise ReportError(f"result for unknown policy {result.policy!r} "
                               f"(rule {result.rule!r}, resource {result.resource.key})")
         by_status[result.status.value] += 1
-        resources.add(result.resource)
+        if counts is None:
+            resources.add(result.resource)
         if result.status is RuleStatus.FAIL:
             by_severity[policy.severity_key] += 1
         if result.status in FINDING_STATUSES:
