@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scanner.engine.dotted import set_path, split_dotted
@@ -80,10 +80,10 @@ class Values:
             sub, parent = _object(entry, "subresource"), _object(entry, "parentResource")
             if _gvk(sub) == (view.group, view.version, view.kind):
                 found = (*_gvk(parent), str(sub.get("name") or "").partition("/")[2])
-        if found is not None:
-            view.group, view.version, view.kind, view.subresource = found
-            view.kind_key = found
-        return view
+        if found is None:
+            return view
+        group, version, kind, subresource = found
+        return replace(view, group=group, version=version, kind=kind, subresource=subresource)
 
 
 # A rule's ``foreachValues``: per variable, its value for each foreach element (by element index),

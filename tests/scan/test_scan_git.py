@@ -7,10 +7,12 @@ import os
 import pathlib
 import signal
 import subprocess
+from collections.abc import Callable
 
 import pytest
 
 from scanner import scan_git
+from scanner.cli import main
 from scanner.config import load_config
 from scanner.errors import GitError
 from scanner.scan_git import start_git_prefetch
@@ -113,9 +115,9 @@ def test_prefetch_whose_process_dies_fails_the_source_clearly(project: Project,
         prefetch.close()
 
 
-def test_scan_command_fetches_in_the_child_and_scans_its_commit(project: Project, tmp_path: pathlib.Path,
-                                                               monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None)})
+@pytest.fixture
+def fetchers(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[int]]:
+    """The processes that fetched a Git source, one per fetch (read after the scan)."""
     fetched_by = tmp_path / "fetched-by"
     fetch = GitSource._fetch
 
@@ -125,12 +127,16 @@ def test_scan_command_fetches_in_the_child_and_scans_its_commit(project: Project
         return fetch(self)
 
     monkeypatch.setattr(GitSource, "_fetch", recording)
-    from scanner.cli import main
+    return lambda: [int(pid) for pid in fetched_by.read_text().split()]
 
+
+def test_scan_command_fetches_in_the_child_and_scans_its_commit(project: Project, fetchers: Callable[[], list[int]],
+                                                               capsys) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None)})
     assert main(["scan", "--config", str(project.config()), "-q"]) == 1
     assert "resources: 2" in capsys.readouterr().out
-    fetchers = fetched_by.read_text().split()
-    assert len(fetchers) == 1 and int(fetchers[0]) != os.getpid()
+    pids = fetchers()
+    assert len(pids) == 1 and pids[0] != os.getpid()
 
 
 def test_prefetch_whose_listing_cannot_be_saved_still_hands_over_the_clone(project: Project,
@@ -167,25 +173,14 @@ spec:
 """
 
 
-def test_scan_reading_the_sources_twice_fetches_once(project: Project, tmp_path: pathlib.Path,
-                                                     monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_scan_reading_the_sources_twice_fetches_once(project: Project, fetchers: Callable[[], list[int]],
+                                                     capsys) -> None:
     """A policy with a namespaceSelector makes the scan read every source for look-ups first:
     both reads take the one fetch of the Git source."""
     namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps, labels: {tier: apps}}\n"
     project.commit({"ns.yaml": namespace, "apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None)})
     (project.base / "policies" / "team-namespaces.yaml").write_text(SELECTOR_POLICY)
-    fetched_by = tmp_path / "fetched-by"
-    fetch = GitSource._fetch
-
-    def recording(self: GitSource) -> object:
-        with fetched_by.open("a") as f:
-            f.write(f"{os.getpid()}\n")
-        return fetch(self)
-
-    monkeypatch.setattr(GitSource, "_fetch", recording)
-    from scanner.cli import main
-
     assert main(["scan", "--config", str(project.config()), "-q"]) == 1
     out = capsys.readouterr().out
     assert "resources: 3" in out and "pass 2, fail 2" in out  # both policies select the two pods
-    assert len(fetched_by.read_text().split()) == 1
+    assert len(fetchers()) == 1
