@@ -6,6 +6,7 @@ Used by the scan (reports after each run) and by ``scanner report`` (any stored 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import timedelta
 from hashlib import sha256
 from pathlib import Path
@@ -67,21 +68,26 @@ def run_changes(store: Store, run_id: int, data: ReportData | None = None) -> tu
     return diff.new_count, diff.resolved_count
 
 
-def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_only: bool = False) -> ReportData:
-    """The report data of a stored run: every result, or (``findings_only``) the findings
-    and the counts over all results, which is what the HTML, JSON and SARIF reports show
-    and takes a fraction of the time and memory."""
-    detail = store.get_run(run_id)
-    run = detail.run
-    policies = store.run_policies(run_id)
-    digest_source = ",".join(sorted(p.digest for p in policies))
-    run_info = RunInfo(
-        run_id=run.run_id, started_at=run.started_at, finished_at=run.finished_at,
-        scanner_version=run.scanner_version, status=str(run.status), trigger=str(run.trigger),
-        sources=tuple(SourceInfo(name=s.name, type=str(s.type), url=s.url, ref=s.ref, commit_sha=s.commit_sha,
-                                 commit_time=s.commit_at, error=s.error) for s in detail.sources),
-        policy_set_digest="sha256:" + sha256(digest_source.encode()).hexdigest(),
-    )
+@dataclass(frozen=True, slots=True)
+class RunResults:
+    """What a run's reports read of its results, policies, errors and observations: all
+    written before the run finishes (``read_run_results``), so read while it finishes."""
+
+    run_id: int
+    findings_only: bool
+    policies: list[views.PolicyInfo]
+    results: list[ResultRecord]
+    errors: list[ErrorEntry]
+    exceptions: list[ExceptionApplied]
+    # with ``findings_only``: the resources with results, and per namespace and per source
+    # the resources and the failing ones (the counts the findings alone do not give)
+    resources: int = 0
+    observed: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+
+
+def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) -> RunResults:
+    """The part of a run's report data that finishing the run does not change: every result,
+    or (``findings_only``) the findings and the resources observed."""
     infos: dict[tuple, ResourceInfo] = {}  # one object per resource observation
     results = []
     for r in store.iter_run_results(run_id, statuses=FINDING_STATUSES if findings_only else ()):
@@ -95,20 +101,37 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
         results.append(ResultRecord(policy=_policy_ref(r.policy), rule=r.rule,
                                     status=r.status, message=r.message, action=r.action, resource=info,
                                     exception=", ".join(excepted)))
-    # each policy's rules that gave results: from the results when all are read, else from the run's tallies
-    summary = store.summarize_run(run_id) if findings_only else None
-    rules: dict[str, dict[str, None]] = defaultdict(dict)
-    for policy_ref, rule in ((g.key[0], g.key[1]) for g in summary.by_rule) if summary else (
-            (r.policy, r.rule) for r in results):
-        rules[policy_ref][rule] = None
-    policy_infos = [PolicyInfo(
-        name=_policy_ref(p), title=p.title, category=p.category,
-        severity=Severity(p.severity) if p.severity in _SEVERITIES else None,
-        description=p.description, action=p.failure_action, digest=p.digest, scored=p.scored,
-        rules=tuple(rules.get(_policy_ref(p), ())),
-    ) for p in policies]
     errors = [ErrorEntry(source=e.source or "", location=f"{e.path}:{e.line}" if e.line else e.path,
                          message=e.message) for e in store.run_errors(run_id)]
+    resources = 0
+    observed: dict[str, dict[str, list[int]]] = {}
+    if findings_only:
+        observed = {"namespace": defaultdict(lambda: [0, 0]), "source": defaultdict(lambda: [0, 0])}
+        for namespace, source, failing in store.iter_run_observations(run_id):
+            resources += 1
+            for key, groups in ((namespace, observed["namespace"]), (source, observed["source"])):
+                groups[key][0] += 1
+                groups[key][1] += failing
+    return RunResults(run_id=run_id, findings_only=findings_only, policies=store.run_policies(run_id),
+                      results=results, errors=errors, exceptions=_exceptions(store, run_id),
+                      resources=resources, observed=observed)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """What a run's reports read of what finishing it gave (``read_run_outcome``): its
+    status and times, its tallies, the findings it opened and ended, the trend up to it."""
+
+    detail: views.RunDetail
+    summary: views.RunSummary | None  # with ``findings_only`` (the counts then come from the tallies)
+    previous_run_id: int | None
+    new_findings: list[ResultChange]
+    resolved_findings: list[ResultChange]
+    trend: list[TrendPoint]
+
+
+def read_run_outcome(store: Store, run_id: int, *, findings_only: bool = False, history: int = 30) -> RunOutcome:
+    """The part of a run's report data that finishing the run gives."""
     previous = store.previous_run_id(run_id)
     new: list[ResultChange] = []
     resolved: list[ResultChange] = []
@@ -116,10 +139,46 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
         diff = store.diff_runs(previous, run_id)
         new = [_change(e) for e in diff.new]
         resolved = [_change(e) for e in diff.resolved]
-    return assemble_report(run=run_info, policies=policy_infos, results=results, errors=errors,
-                           previous_run_id=previous, new_findings=new, resolved_findings=resolved,
-                           trend=_trend(store, run_id, history), exceptions=_exceptions(store, run_id),
-                           counts=_run_counts(store, run_id, summary) if summary else None)
+    return RunOutcome(detail=store.get_run(run_id), summary=store.summarize_run(run_id) if findings_only else None,
+                      previous_run_id=previous, new_findings=new, resolved_findings=resolved,
+                      trend=_trend(store, run_id, history))
+
+
+def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_only: bool = False) -> ReportData:
+    """The report data of a stored run: every result, or (``findings_only``) the findings
+    and the counts over all results, which is what the HTML, JSON and SARIF reports show
+    and takes a fraction of the time and memory."""
+    return report_data(read_run_results(store, run_id, findings_only=findings_only),
+                       read_run_outcome(store, run_id, findings_only=findings_only, history=history))
+
+
+def report_data(read: RunResults, outcome: RunOutcome) -> ReportData:
+    """The report data of a run from its two parts, read by ``read_run_results`` and
+    ``read_run_outcome``."""
+    run, summary = outcome.detail.run, outcome.summary
+    digest_source = ",".join(sorted(p.digest for p in read.policies))
+    run_info = RunInfo(
+        run_id=run.run_id, started_at=run.started_at, finished_at=run.finished_at,
+        scanner_version=run.scanner_version, status=str(run.status), trigger=str(run.trigger),
+        sources=tuple(SourceInfo(name=s.name, type=str(s.type), url=s.url, ref=s.ref, commit_sha=s.commit_sha,
+                                 commit_time=s.commit_at, error=s.error) for s in outcome.detail.sources),
+        policy_set_digest="sha256:" + sha256(digest_source.encode()).hexdigest(),
+    )
+    # each policy's rules that gave results: from the results when all are read, else from the run's tallies
+    rules: dict[str, dict[str, None]] = defaultdict(dict)
+    for policy_ref, rule in ((g.key[0], g.key[1]) for g in summary.by_rule) if summary else (
+            (r.policy, r.rule) for r in read.results):
+        rules[policy_ref][rule] = None
+    policy_infos = [PolicyInfo(
+        name=_policy_ref(p), title=p.title, category=p.category,
+        severity=Severity(p.severity) if p.severity in _SEVERITIES else None,
+        description=p.description, action=p.failure_action, digest=p.digest, scored=p.scored,
+        rules=tuple(rules.get(_policy_ref(p), ())),
+    ) for p in read.policies]
+    return assemble_report(run=run_info, policies=policy_infos, results=read.results, errors=read.errors,
+                           previous_run_id=outcome.previous_run_id, new_findings=outcome.new_findings,
+                           resolved_findings=outcome.resolved_findings, trend=outcome.trend,
+                           exceptions=read.exceptions, counts=_run_counts(summary, read) if summary else None)
 
 
 def _exceptions(store: Store, run_id: int) -> list[ExceptionApplied]:
@@ -136,25 +195,17 @@ def _exceptions(store: Store, run_id: int) -> list[ExceptionApplied]:
     return out
 
 
-def _run_counts(store: Store, run_id: int, summary: views.RunSummary) -> RunCounts:
+def _run_counts(summary: views.RunSummary, read: RunResults) -> RunCounts:
     """The counts over every result of a run: its summary (the tallies), and the resources by group."""
     severity: dict[str, int] = {}
     for group in summary.by_severity:
         key = _severity_key(group.key[0])
         severity[key] = severity.get(key, 0) + group.counts.failed
-    resources = 0
-    seen: dict[str, dict[str, list[int]]] = {"namespace": defaultdict(lambda: [0, 0]),
-                                             "source": defaultdict(lambda: [0, 0])}
-    for namespace, source, failing in store.iter_run_observations(run_id):
-        resources += 1
-        for key, groups in ((namespace, seen["namespace"]), (source, seen["source"])):
-            groups[key][0] += 1
-            groups[key][1] += failing
 
     def tallies(groups: tuple[views.GroupCount, ...], dim: str) -> dict[str, GroupTally]:
-        return {g.key[0]: GroupTally(g.counts.as_dict(), *seen[dim].get(g.key[0], (0, 0))) for g in groups}
+        return {g.key[0]: GroupTally(g.counts.as_dict(), *read.observed[dim].get(g.key[0], (0, 0))) for g in groups}
 
-    return RunCounts(by_status=summary.by_status.as_dict(), failures_by_severity=severity, resources=resources,
+    return RunCounts(by_status=summary.by_status.as_dict(), failures_by_severity=severity, resources=read.resources,
                      by_namespace=tallies(summary.by_namespace, "namespace"),
                      by_source=tallies(summary.by_source, "source"))
 
@@ -182,13 +233,19 @@ def _trend(store: Store, run_id: int, history: int) -> list[TrendPoint]:
             for r in recent]
 
 
-def render_configured_reports(store: Store, run_id: int, config: Config) -> tuple[list[str], ReportData | None]:
+ReportParts = tuple[RunResults, RunOutcome]
+
+
+def render_configured_reports(store: Store, run_id: int, config: Config,
+                              parts: ReportParts | None = None) -> tuple[list[str], ReportData | None]:
     """Render every format the config names into ``reports.out``: the files written, and the
-    report data (``None`` when no format is configured)."""
+    report data (``None`` when no format is configured). ``parts`` are the run's report data
+    read already (``read_configured_results`` and ``read_configured_outcome``)."""
     if not config.reports.formats:
         return [], None
-    data = build_report_data(store, run_id, history=config.reports.history,
-                             findings_only=not EVERY_RESULT_FORMATS.intersection(config.reports.formats))
+    read, outcome = parts or (read_configured_results(store, run_id, config),
+                              read_configured_outcome(store, run_id, config))
+    data = report_data(read, outcome)
     out = Path(config.reports.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -196,3 +253,17 @@ def render_configured_reports(store: Store, run_id: int, config: Config) -> tupl
         raise ReportError(f"cannot create the reports folder: {e.strerror or type(e).__name__}",
                           Location(path=str(out))) from e
     return [str(path) for path in render_reports(data, config.reports.formats, out)], data
+
+
+def read_configured_results(store: Store, run_id: int, config: Config) -> RunResults:
+    """``read_run_results`` for the configured reports (only the findings when they show no more)."""
+    return read_run_results(store, run_id, findings_only=_findings_only(config))
+
+
+def read_configured_outcome(store: Store, run_id: int, config: Config) -> RunOutcome:
+    """``read_run_outcome`` for the configured reports."""
+    return read_run_outcome(store, run_id, findings_only=_findings_only(config), history=config.reports.history)
+
+
+def _findings_only(config: Config) -> bool:
+    return not EVERY_RESULT_FORMATS.intersection(config.reports.formats)

@@ -362,7 +362,12 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         runs = {cfg.name: prepared[cfg.name] for cfg in selected}
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
         with importing():  # the store and the reports load here, while the workers are busy
-            from scanner.report_builder import render_configured_reports, run_changes
+            from scanner.report_builder import (
+                read_configured_outcome,
+                read_configured_results,
+                render_configured_reports,
+                run_changes,
+            )
             from scanner.store.store import Store
 
         store = Store(config.database_url)
@@ -383,13 +388,21 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
                 if source_run.fatal:
                     tally.failed_sources.append(name)
                     writer.add_source(_source_record(source_run.cfg, source_run.source, "; ".join(source_run.fatal)))
-            status = writer.finish(records.RunStatus.FAILED if len(tally.failed_sources) == len(runs)
-                                   else records.RunStatus.PARTIAL if tally.failed_sources
-                                   else records.RunStatus.SUCCEEDED)
             run_id = writer.run_id
+            workers.join()  # the workers are gone by now: the run may finish in a forked process
+            status = (records.RunStatus.FAILED if len(tally.failed_sources) == len(runs)
+                      else records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
+            parts = None
+            if config.reports.formats:  # the reports' data is read while the run finishes
+                status, read, outcome = writer.finish_while(lambda: read_configured_results(store, run_id, config),
+                                                            lambda: read_configured_outcome(store, run_id, config),
+                                                            status)
+                parts = read, outcome
+            else:
+                status = writer.finish(status)
         progress.stage("rendering reports")
         try:
-            reports, data = render_configured_reports(store, run_id, config)
+            reports, data = render_configured_reports(store, run_id, config, parts)
         except ReportError as exc:
             raise ReportError(f"run {run_id} is stored, but its reports were not written: {exc}; "
                               f"render them later with `scanner report --run {run_id}`") from exc

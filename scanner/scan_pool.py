@@ -27,9 +27,11 @@ class WorkerPool:
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
         self.tasks: list[ShardTask] = []
         self.futures: dict[concurrent.futures.Future[None], ShardTask] = {}
+        self._threads: set[threading.Thread] = set()
         if jobs == 1:
             return
-        if threading.active_count() == 1:
+        alone = threading.active_count() == 1
+        if alone:
             context = multiprocessing.get_context("fork")
             setup_worker(setup, compiled=compiled)  # the workers inherit it
         else:
@@ -37,9 +39,12 @@ class WorkerPool:
             context.set_forkserver_preload(["scanner.worker_signals", "scanner.scan_workers"])
         self.queue = context.Queue(maxsize=16 * jobs)
         self.stop = context.Event()
+        before = set(threading.enumerate())
         self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=setup_process,
                                                            initargs=(setup, self.queue, self.stop))
         self.pool.submit(int)  # forks every worker now
+        if alone:  # the pool's threads, which outlive ``close``
+            self._threads = set(threading.enumerate()) - before
 
     def add(self, tasks: list[ShardTask]) -> None:
         """Hand tasks out; their messages queue up until ``collect`` reads them."""
@@ -77,3 +82,9 @@ class WorkerPool:
             self.stop.set()
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = None
+
+    def join(self, timeout: float = 5.0) -> None:
+        """After ``close``: wait (up to ``timeout`` seconds) until the workers ended and the
+        pool's threads with them, so that this process, alone again, can fork safely."""
+        for thread in self._threads:
+            thread.join(timeout)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import pickle
 import stat
 import tempfile
-import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
+from scanner import forked
 from scanner.errors import Location, ReportError
 from scanner.report.audit import render_audit_json
 from scanner.report.data import ReportData
@@ -104,52 +104,23 @@ def render_reports(data: ReportData, formats: Sequence[str], out: Path) -> list[
     """``render_report`` for each of ``formats``, in order; the first error raised.
 
     Each report is one core's work, and a scan ends with its workers' cores free: with
-    several formats, all but the first render in forked processes meanwhile (not while
-    another thread runs, which a fork would copy in the middle of what it does).
+    several formats, all but the first render in forked processes meanwhile (where
+    ``forked.can_fork``).
     """
-    if len(formats) < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
+    if len(formats) < 2 or not forked.can_fork():
         return [render_report(data, fmt, out) for fmt in formats]
-    children = [_fork_render(data, fmt, out) for fmt in formats[1:]]
-    try:
-        first: Path | BaseException = render_report(data, formats[0], out)
-    except Exception as exc:  # the children are waited for all the same
-        first = exc
-    outcomes = [first, *(_collect(child) for child in children)]
+    children = [forked.start(partial(render_report, data, fmt, out), partial(_lost, fmt)) for fmt in formats[1:]]
+    outcomes: list[Path | Exception] = []
+    for call in (partial(render_report, data, formats[0], out), *(child.result for child in children)):
+        try:
+            outcomes.append(call())
+        except Exception as exc:  # every child is waited for all the same
+            outcomes.append(exc)
     for outcome in outcomes:
-        if isinstance(outcome, BaseException):
+        if isinstance(outcome, Exception):
             raise outcome
     return outcomes  # type: ignore[return-value]
 
 
-def _fork_render(data: ReportData, fmt: str, out: Path) -> tuple[int, int]:
-    """A child process rendering one report; it sends the path written, or its error, pickled."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: render, report, and leave without running the parent's clean-ups
-        os.close(read_end)
-        code = 0
-        try:
-            try:
-                outcome: object = render_report(data, fmt, out)
-            except Exception as exc:
-                code, outcome = 1, exc
-            try:
-                payload = pickle.dumps(outcome)
-            except Exception:
-                payload = pickle.dumps(ReportError(f"{fmt} report: {type(outcome).__name__}: {outcome}"))
-            with os.fdopen(write_end, "wb") as pipe:
-                pipe.write(payload)
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    return pid, read_end
-
-
-def _collect(child: tuple[int, int]) -> Path | BaseException:
-    pid, read_end = child
-    with os.fdopen(read_end, "rb") as pipe:
-        payload = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    if not payload:
-        return ReportError(f"a report process ended without a report (wait status {status})")
-    return pickle.loads(payload)
+def _lost(fmt: str, how: str) -> ReportError:
+    return ReportError(f"the process rendering the {fmt} report {how}")

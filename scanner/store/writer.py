@@ -8,15 +8,16 @@ the finding lifecycles and flips the status in one transaction.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import islice
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, select, update
 from sqlalchemy.engine import URL
 
+from scanner import forked
 from scanner.errors import StoreError
 from scanner.store import bulk
 from scanner.store.connect import translate_errors, write_connection
@@ -42,6 +43,8 @@ from scanner.store.records import (
 )
 
 DEFAULT_BATCH = 10_000
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 class RunWriter:
@@ -223,6 +226,30 @@ class RunWriter:
         self._status = RunStatus(status)
         return self._status
 
+    def finish_while(self, work: Callable[[], T], then: Callable[[], U],
+                     status: RunStatus | None = None) -> tuple[RunStatus, T, U]:
+        """``finish`` and then ``then`` (reading what finishing gave), while this process does
+        ``work`` (reading what finishing does not change): one core each, the finish in a forked
+        process where that is safe (``forked.can_fork``), else one after the other. Returns the
+        final status and what ``work`` and ``then`` returned; what any raised is raised (the
+        finish's first)."""
+        self._check_open()
+        self._beater.stop()  # its thread ends: no thread may run at a fork
+        if not forked.can_fork() or self._url.query.get("uri"):  # (a URI may name a database in memory)
+            status = self.finish(status)
+            return status, work(), then()
+        # No connection crosses the fork: the child opens its own, and this process its next.
+        self._engine.dispose()
+        child = forked.start(lambda: (self.finish(status), then()), self._lost)
+        try:
+            done = work()
+        finally:
+            self._status, after = child.result()
+        return self._status, done, after
+
+    def _lost(self, how: str) -> StoreError:
+        return StoreError(f"run {self.run_id}: the process finishing it {how}")
+
     def _source_id(self, name: str, what: str) -> int:
         try:
             return self._sources[name]
@@ -340,7 +367,8 @@ class RunWriter:
             return
         self._beater.stop()
         with self._write(f"mark {status}") as connection:
-            connection.execute(update(Run).where(Run.run_id == self.run_id)
+            # not a run that did finish (in a finishing process that was lost before it told)
+            connection.execute(update(Run).where(Run.run_id == self.run_id, Run.status == RunStatus.RUNNING)
                                .values(status=status, finished_at=utc_now()))
         self._status = status
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from scanner import forked
 from scanner.errors import ReportError
-from scanner.report import render
 from scanner.report.data import ReportData
 from scanner.report.render import FORMATS, render_report, render_reports, render_text
 
@@ -117,7 +117,7 @@ FORMATS_AT_ONCE = ["html", "json", "sarif", "junit"]
 @pytest.fixture
 def alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """No other thread in this process (a thread pool an earlier test left does not count)."""
-    monkeypatch.setattr(render.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
 
 
 @pytest.mark.usefixtures("alone")
@@ -150,8 +150,8 @@ def test_render_reports_fork_only_without_other_threads(sample_data: ReportData,
         raise AssertionError("forked")
 
     monkeypatch.setattr(os, "fork", no_fork)
-    monkeypatch.setattr(render.threading, "active_count", lambda: 2)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 2)
     assert len(render_reports(sample_data, ["html", "json"], tmp_path)) == 2
-    monkeypatch.setattr(render.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
     with pytest.raises(AssertionError, match="forked"):
         render_reports(sample_data, ["html", "json"], tmp_path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from scanner import forked
 from scanner.cli import main
 from scanner.config import load_config
 from scanner.errors import ReportError
@@ -13,6 +14,8 @@ from scanner.report_builder import build_report_data
 from scanner.store.store import Store
 
 from .conftest import Project, pod
+
+start = forked.start
 
 NAMESPACE_POLICY = """\
 apiVersion: kyverno.io/v1
@@ -105,3 +108,29 @@ def test_report_policies_name_the_rules_that_gave_results(project: Project, caps
         for findings_only in (False, True):
             rules = {p.name: p.rules for p in build_report_data(store, run_id, findings_only=findings_only).policies}
             assert rules == {"require-team": ("team",), "namespace-owner": ()}
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["finished-in-a-forked-process", "finished-in-process"])
+def test_scan_reports_equal_the_reports_of_the_stored_run(project: Project, capsys, tmp_path,
+                                                          monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+    """The scan reads its reports' data while the run finishes (in a forked process where no other
+    thread runs): what it writes is what ``scanner report`` renders of the stored run later."""
+    monkeypatch.setattr(forked.threading, "active_count", lambda: threads)
+    started = []
+    monkeypatch.setattr(forked, "start", lambda call, lost: started.append(call) or start(call, lost))
+    project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None), "apps/c.yaml": pod("c", None)})
+    config = project.config()
+    assert main(["scan", "--config", str(config), "-q"]) == 1
+    project.commit({"apps/b.yaml": pod("b", "fixed"), "apps/d.yaml": pod("d", None)}, "fix b, add d")
+    assert main(["scan", "--config", str(config), "-q"]) == 1
+    assert "findings:  1 new, 1 resolved" in capsys.readouterr().out
+    # finishing each run, then rendering the json report beside the html one
+    assert len(started) == (4 if threads == 1 else 0)
+    with Store(load_config(str(config)).database_url) as store:
+        run_id = store.latest_run_id(None)
+        data = build_report_data(store, run_id, findings_only=True)
+    assert [c.name for c in data.new_findings] == ["d"] and [c.name for c in data.resolved_findings] == ["b"]
+    assert [t.run_id for t in data.trend] == [run_id - 1, run_id]
+    for fmt, suffix in (("html", ".html"), ("json", ".json")):
+        written = project.base / "reports" / f"scanner-run-{run_id}{suffix}"
+        assert written.read_text() == render_report(data, fmt, tmp_path).read_text()

@@ -66,3 +66,24 @@ def test_workers_run_below_the_scans_priority() -> None:
     finally:
         pool.close()
     assert seen == {min(os.getpriority(os.PRIO_PROCESS, 0) + WORKER_NICENESS, 19)}
+
+
+def test_join_after_close_leaves_the_scan_alone_again() -> None:
+    """A scan finishes its run in a forked process only where no other thread runs: the pool's
+    threads end with its workers, and ``join`` waits for that."""
+    program = textwrap.dedent("""
+        import threading
+        from datetime import UTC, datetime
+        from scanner.engine.values import Values
+        from scanner.scan_pool import WorkerPool
+        from scanner.scan_workers import EvaluationSetup
+
+        pool = WorkerPool(EvaluationSetup((), Values(), (), datetime.now(UTC)), 2, ([], []))
+        print(threading.active_count() > 1)
+        pool.collect(print, print)
+        pool.close()
+        pool.join()
+        print(threading.active_count())
+    """)
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["True", "1"], out.stdout + out.stderr

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import threading
 import time
 from datetime import timedelta
 
@@ -195,3 +197,67 @@ def test_writer_two_concurrent_writer_processes_both_succeed(store: Store,
                                                                     else 2)) % 3 == 0)
                 for run in runs}
     assert {run.started_at: run.counts.failed for run in runs} == expected
+
+
+@pytest.fixture(params=[1, 2], ids=["forked", "in-process"])
+def threads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many threads ``finish_while`` sees: alone it finishes in a forked process."""
+    monkeypatch.setattr(threading, "active_count", lambda: request.param)
+    return request.param
+
+
+def test_writer_finish_while_reads_meanwhile_and_after(store: Store, threads: int) -> None:
+    run = _start(store)
+    run.add_results(_results(12))
+    main = os.getpid()
+
+    def meanwhile() -> tuple[int, int]:  # what finishing does not change
+        return os.getpid(), sum(1 for _ in store.iter_run_results(run.run_id))
+
+    def after() -> tuple[int, RunStatus, int]:  # what finishing gave
+        info = store.get_run(run.run_id).run
+        return os.getpid(), info.status, info.counts.failed
+
+    status, (work_pid, results), (then_pid, stored, failed) = run.finish_while(meanwhile, after)
+    assert (status, results, stored, failed) == (RunStatus.SUCCEEDED, 12, RunStatus.SUCCEEDED, 12)
+    assert work_pid == main
+    assert (then_pid != main) == (threads == 1)
+    assert run.status == RunStatus.SUCCEEDED
+    with pytest.raises(StoreError, match="already ended"):
+        run.add_results(_results(1))
+    assert len(store.list_findings(state="open")) == 12  # the store works on after the fork
+
+
+def test_writer_finish_while_raises_the_finish_error_and_the_run_keeps_its_status(store: Store,
+                                                                                  threads: int) -> None:
+    run = _start(store)
+    run._beater.stop()
+    with store.engine.begin() as connection:
+        connection.execute(update(Run).where(Run.run_id == run.run_id).values(status=RunStatus.INTERRUPTED))
+    with pytest.raises(StoreError, match="cannot finish: it is already interrupted"), run:
+        run.finish_while(lambda: None, lambda: None)
+    assert store.find_run(run.run_id).status == RunStatus.INTERRUPTED  # type: ignore[union-attr]
+
+
+def test_writer_finish_while_lost_finishing_process_fails_the_run(store: Store,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    run = _start(store)
+    run.add_results(_results(3))
+    monkeypatch.setattr(run, "finish", lambda status=None: os.kill(os.getpid(), signal.SIGKILL))
+    with pytest.raises(StoreError, match=f"run {run.run_id}: the process finishing it was killed by signal 9"), run:
+        run.finish_while(lambda: None, lambda: None)
+    assert store.find_run(run.run_id).status == RunStatus.FAILED  # type: ignore[union-attr]
+
+
+def test_writer_abort_leaves_a_run_that_finished(store: Store) -> None:
+    run = _start(store)
+    run.add_results(_results(2))
+    other = Store(store.url)  # the run finished elsewhere (a finishing process that could not tell)
+    try:
+        with other.engine.begin() as connection:
+            connection.execute(update(Run).where(Run.run_id == run.run_id).values(status=RunStatus.SUCCEEDED))
+    finally:
+        other.close()
+    run.abort()
+    assert store.find_run(run.run_id).status == RunStatus.SUCCEEDED  # type: ignore[union-attr]

@@ -1,0 +1,74 @@
+"""One call run in a forked child process while this process goes on.
+
+A scan ends with pieces of work that need nothing of each other (rendering several reports;
+finishing the run in the database while reading what its reports show) and with the
+workers' cores free: a child takes one of them. It runs the call, sends back what it
+returned or raised (pickled) and leaves at once, without this process's clean-ups.
+
+Fork only where no other thread runs (``can_fork``): a fork copies every thread's memory in
+the middle of what it does, and a lock another thread held stays held in the child.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+def can_fork() -> bool:
+    """Whether a child can be forked safely here: the system forks, and no other thread runs."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+class Forked(Generic[T]):
+    """A child running one call; ``result`` waits for it."""
+
+    def __init__(self, pid: int, read_end: int, lost: Callable[[str], BaseException]) -> None:
+        self._pid, self._read_end, self._lost = pid, read_end, lost
+
+    def result(self) -> T:
+        """What the call returned; what it raised is raised here (``lost`` when the child
+        ended without telling, e.g. killed)."""
+        with os.fdopen(self._read_end, "rb") as pipe:
+            payload = pipe.read()
+        _, status = os.waitpid(self._pid, 0)
+        if not payload:
+            code = os.waitstatus_to_exitcode(status)
+            raise self._lost(f"ended without a result (exit status {code})" if code >= 0
+                             else f"was killed by signal {-code}")
+        returned, value = pickle.loads(payload)
+        if returned:
+            return value
+        if isinstance(value, BaseException):
+            raise value
+        raise self._lost(f"failed: {value}")
+
+
+def start(call: Callable[[], T], lost: Callable[[str], BaseException]) -> Forked[T]:
+    """Fork a child running ``call``. ``lost`` makes the error raised when the child gives no
+    result, from how it ended ("was killed by signal 9", "failed: <an error that does not pickle>")."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        code = 0
+        try:
+            try:
+                outcome: tuple[bool, object] = (True, call())
+            except BaseException as exc:  # an interrupt too: the parent decides what it means
+                code, outcome = 1, (False, exc)
+            try:
+                payload = pickle.dumps(outcome)
+            except Exception:  # a value or an error that does not pickle: described instead
+                code, payload = 1, pickle.dumps((False, f"{type(outcome[1]).__name__}: {outcome[1]}"))
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(payload)
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return Forked(pid, read_end, lost)
