@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -69,3 +71,12 @@ def test_layers_imports_follow_the_design(module: str, path: pathlib.Path) -> No
                 import sys
 
                 assert top in sys.stdlib_module_names, f"{module} imports third-party {name}"
+
+
+def test_the_store_writes_and_reads_with_core_alone() -> None:
+    """A scan and its reports load SQLAlchemy Core only: the typed models (and the ORM, several
+    times Core's import cost) are for the migrations and for code that maps rows to objects."""
+    program = ("import sys, scanner.scan, scanner.report_builder, scanner.store.store, scanner.store.writer; "
+               "print(sorted(m for m in sys.modules if m.startswith(('sqlalchemy.orm', 'scanner.store.models'))))")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

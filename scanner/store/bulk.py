@@ -12,10 +12,7 @@ from itertools import chain
 from types import ModuleType
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select, text, tuple_
-from sqlalchemy.orm import InstrumentedAttribute
-
-from scanner.store.models import Base
+from sqlalchemy import Column, Connection, Engine, Table, insert, select, text, tuple_
 
 OBSERVATION_COLUMNS = ("observation_id", "run_id", "resource_id", "path", "document_index",
                        "item_index", "line", "commit_sha")
@@ -36,30 +33,30 @@ def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
         yield items[start:start + size]
 
 
-def insert_ignore(connection: Connection, model: type[Base], rows: list[dict[str, Any]]) -> None:
+def insert_ignore(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
     """Insert rows, skipping those that hit a unique constraint (another writer's rows)."""
     if not rows:
         return
     dialect = dialect_module(connection)
     for part in chunks(rows):
-        connection.execute(dialect.insert(model).on_conflict_do_nothing(), list(part))
+        connection.execute(dialect.insert(table).on_conflict_do_nothing(), list(part))
 
 
-def ensure_ids(connection: Connection, model: type[Base], id_column: InstrumentedAttribute[int],
-               key_columns: Sequence[InstrumentedAttribute[Any]],
+def ensure_ids(connection: Connection, table: Table, id_column: Column[int],
+               key_columns: Sequence[Column[Any]],
                rows: dict[tuple[Any, ...], dict[str, Any]]) -> dict[tuple[Any, ...], int]:
     """Ids of rows identified by ``key_columns``, inserting those that do not exist yet."""
     found = select_ids(connection, id_column, key_columns, list(rows))
     missing = [row for key, row in rows.items() if key not in found]
     if missing:
-        insert_ignore(connection, model, missing)
+        insert_ignore(connection, table, missing)
         found.update(select_ids(connection, id_column, key_columns,
                                 [key for key in rows if key not in found]))
     return found
 
 
-def select_ids(connection: Connection, id_column: InstrumentedAttribute[int],
-               key_columns: Sequence[InstrumentedAttribute[Any]],
+def select_ids(connection: Connection, id_column: Column[int],
+               key_columns: Sequence[Column[Any]],
                keys: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
     found: dict[tuple[Any, ...], int] = {}
     for part in chunks(keys, CHUNK // max(len(key_columns), 1)):
@@ -69,13 +66,13 @@ def select_ids(connection: Connection, id_column: InstrumentedAttribute[int],
     return found
 
 
-def insert_returning_ids(connection: Connection, model: type[Base],
-                         id_column: InstrumentedAttribute[int],
+def insert_returning_ids(connection: Connection, table: Table,
+                         id_column: Column[int],
                          rows: list[dict[str, Any]]) -> list[int]:
     """Insert rows and return their new ids in the order of ``rows``."""
     ids: list[int] = []
     for part in chunks(rows):
-        statement = insert(model).returning(id_column, sort_by_parameter_order=True)
+        statement = insert(table).returning(id_column, sort_by_parameter_order=True)
         ids.extend(connection.execute(statement, list(part)).scalars())
     return ids
 
@@ -97,15 +94,15 @@ def allocate_ids(connection: Connection, table: str, column: str, count: int) ->
     return list(range(top + 1, top + 1 + count))
 
 
-def insert_returning_keys(connection: Connection, model: type[Base],
-                          id_column: InstrumentedAttribute[int],
-                          key_columns: Sequence[InstrumentedAttribute[Any]],
+def insert_returning_keys(connection: Connection, table: Table,
+                          id_column: Column[int],
+                          key_columns: Sequence[Column[Any]],
                           rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], int]:
     """Insert rows (skipping conflicts) and return the ids of those inserted, by key."""
     dialect = dialect_module(connection)
     found: dict[tuple[Any, ...], int] = {}
     for part in chunks(rows, CHUNK // 2):
-        statement = (dialect.insert(model).values(list(part)).on_conflict_do_nothing()
+        statement = (dialect.insert(table).values(list(part)).on_conflict_do_nothing()
                      .returning(id_column, *key_columns))
         for row in connection.execute(statement):
             found[tuple(row[1:])] = row[0]

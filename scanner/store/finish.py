@@ -27,10 +27,11 @@ from typing import Any
 from sqlalchemy import Connection, Integer, bindparam, select, text
 
 from scanner.errors import StoreError
+from scanner.store import tables as t
 from scanner.store.bulk import copy_rows
 from scanner.store.liveness import utc_now
-from scanner.store.models import Run, UTCDateTime
 from scanner.store.records import COMPLETED_STATUSES, FINDING_STATUSES, EndReason, RunStatus
+from scanner.store.tables import UTCDateTime
 
 ANALYZE_AFTER = 1_000
 """Result rows from which a finished run refreshes PostgreSQL's planner statistics. Below it
@@ -106,7 +107,7 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
     """End the run: its ``tallies`` (rows of ``TALLY_COLUMNS``, counted as its results were
     written) and their sums per policy, the finding lifecycles, the counts and the status flip."""
     at = connection.execute(
-        select(Run.started_at).where(Run.run_id == run_id)).scalar_one()
+        select(t.runs.c.started_at).where(t.runs.c.run_id == run_id)).scalar_one()
     scanned = [row[0] for row in connection.execute(text(
         "SELECT source_id FROM run_sources WHERE run_id = :run AND error = '' "
         "ORDER BY source_id"), {"run": run_id})]

@@ -9,16 +9,7 @@ from typing import Literal
 from sqlalchemy import Connection, func, select
 
 from scanner.engine.types import FailureAction, RuleStatus
-from scanner.store.models import (
-    Check,
-    Finding,
-    Resource,
-    ResourceObservation,
-    Result,
-    Run,
-    RunSource,
-    Source,
-)
+from scanner.store import tables as t
 from scanner.store.records import COMPLETED_STATUSES, EndReason
 from scanner.store.views import (
     FindingInfo,
@@ -37,10 +28,10 @@ def _policy_ref(namespace: str, name: str) -> str:
 
 def find_resource_id(connection: Connection, ref: ResourceRef) -> int | None:
     return connection.execute(
-        select(Resource.resource_id).join(Source, Source.source_id == Resource.source_id)
-        .where(Source.name == ref.source, Resource.api_version == ref.api_version,
-               Resource.kind == ref.kind, Resource.namespace == ref.namespace,
-               Resource.name == ref.name)).scalar_one_or_none()
+        select(t.resources.c.resource_id).join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
+        .where(t.sources.c.name == ref.source, t.resources.c.api_version == ref.api_version,
+               t.resources.c.kind == ref.kind, t.resources.c.namespace == ref.namespace,
+               t.resources.c.name == ref.name)).scalar_one_or_none()
 
 
 def resource_history(connection: Connection, ref: ResourceRef, *,
@@ -50,23 +41,23 @@ def resource_history(connection: Connection, ref: ResourceRef, *,
     if resource_id is None:
         return None
     observations = connection.execute(
-        select(ResourceObservation.observation_id, Run.run_id, Run.started_at,
-               ResourceObservation.path, ResourceObservation.document_index,
-               ResourceObservation.item_index, ResourceObservation.line,
-               ResourceObservation.commit_sha)
-        .join(Run, Run.run_id == ResourceObservation.run_id)
-        .where(ResourceObservation.resource_id == resource_id,
-               Run.status.in_(COMPLETED_STATUSES))
-        .order_by(Run.run_id.desc(), ResourceObservation.observation_id)
+        select(t.resource_observations.c.observation_id, t.runs.c.run_id, t.runs.c.started_at,
+               t.resource_observations.c.path, t.resource_observations.c.document_index,
+               t.resource_observations.c.item_index, t.resource_observations.c.line,
+               t.resource_observations.c.commit_sha)
+        .join(t.runs, t.runs.c.run_id == t.resource_observations.c.run_id)
+        .where(t.resource_observations.c.resource_id == resource_id,
+               t.runs.c.status.in_(COMPLETED_STATUSES))
+        .order_by(t.runs.c.run_id.desc(), t.resource_observations.c.observation_id)
         .limit(limit)).all()
     results: dict[int, list[ResourceResult]] = defaultdict(list)
     ids = [row.observation_id for row in observations]
     for start in range(0, len(ids), 400):
-        query = (select(Result.observation_id, Check.policy_namespace, Check.policy_name,
-                        Check.rule, Result.status, Result.message, Result.path, Result.action)
-                 .join(Check, Check.check_id == Result.check_id)
-                 .where(Result.observation_id.in_(ids[start:start + 400]))
-                 .order_by(Check.policy_namespace, Check.policy_name, Check.rule))
+        query = (select(t.results.c.observation_id, t.checks.c.policy_namespace, t.checks.c.policy_name,
+                        t.checks.c.rule, t.results.c.status, t.results.c.message, t.results.c.path, t.results.c.action)
+                 .join(t.checks, t.checks.c.check_id == t.results.c.check_id)
+                 .where(t.results.c.observation_id.in_(ids[start:start + 400]))
+                 .order_by(t.checks.c.policy_namespace, t.checks.c.policy_name, t.checks.c.rule))
         for row in connection.execute(query):
             results[row.observation_id].append(ResourceResult(
                 policy=_policy_ref(row.policy_namespace, row.policy_name), rule=row.rule,
@@ -83,10 +74,10 @@ def resource_history(connection: Connection, ref: ResourceRef, *,
 def _latest_scans(connection: Connection) -> dict[int, tuple[int | None, datetime | None]]:
     """source_id -> (run_id, started_at) of the latest completed run that scanned it."""
     rows = connection.execute(
-        select(RunSource.source_id, Run.run_id, Run.started_at)
-        .join(Run, Run.run_id == RunSource.run_id)
-        .where(Run.status.in_(COMPLETED_STATUSES), RunSource.error == "")
-        .order_by(Run.finished_at, Run.run_id))
+        select(t.run_sources.c.source_id, t.runs.c.run_id, t.runs.c.started_at)
+        .join(t.runs, t.runs.c.run_id == t.run_sources.c.run_id)
+        .where(t.runs.c.status.in_(COMPLETED_STATUSES), t.run_sources.c.error == "")
+        .order_by(t.runs.c.finished_at, t.runs.c.run_id))
     return {row.source_id: (row.run_id, row.started_at) for row in rows}
 
 
@@ -94,28 +85,28 @@ def list_findings(connection: Connection, *, state: FindingState = "all",
                   source: str | None = None, resource: ResourceRef | None = None,
                   policy: str | None = None, limit: int | None = None) -> list[FindingInfo]:
     """Finding lifecycles, newest first; open findings were last seen by the latest scan."""
-    query = (select(Finding.finding_id, Finding.source_id, Finding.first_run_id,
-                    Finding.first_seen_at, Finding.last_run_id, Finding.last_seen_at,
-                    Finding.resolved_run_id, Finding.resolved_at, Finding.end_reason,
-                    Source.name.label("source"), Resource.api_version, Resource.kind,
-                    Resource.namespace, Resource.name, Check.policy_namespace,
-                    Check.policy_name, Check.rule)
-             .join(Source, Source.source_id == Finding.source_id)
-             .join(Resource, Resource.resource_id == Finding.resource_id)
-             .join(Check, Check.check_id == Finding.check_id)
-             .order_by(Finding.finding_id.desc()).limit(limit))
+    query = (select(t.findings.c.finding_id, t.findings.c.source_id, t.findings.c.first_run_id,
+                    t.findings.c.first_seen_at, t.findings.c.last_run_id, t.findings.c.last_seen_at,
+                    t.findings.c.resolved_run_id, t.findings.c.resolved_at, t.findings.c.end_reason,
+                    t.sources.c.name.label("source"), t.resources.c.api_version, t.resources.c.kind,
+                    t.resources.c.namespace, t.resources.c.name, t.checks.c.policy_namespace,
+                    t.checks.c.policy_name, t.checks.c.rule)
+             .join(t.sources, t.sources.c.source_id == t.findings.c.source_id)
+             .join(t.resources, t.resources.c.resource_id == t.findings.c.resource_id)
+             .join(t.checks, t.checks.c.check_id == t.findings.c.check_id)
+             .order_by(t.findings.c.finding_id.desc()).limit(limit))
     if state == "open":
-        query = query.where(Finding.resolved_at.is_(None))
+        query = query.where(t.findings.c.resolved_at.is_(None))
     elif state == "resolved":
-        query = query.where(Finding.resolved_at.is_not(None))
+        query = query.where(t.findings.c.resolved_at.is_not(None))
     if source is not None:
-        query = query.where(Source.name == source)
+        query = query.where(t.sources.c.name == source)
     if resource is not None:
-        query = query.where(Finding.resource_id == func.coalesce(
+        query = query.where(t.findings.c.resource_id == func.coalesce(
             find_resource_id(connection, resource), -1))
     if policy is not None:
         namespace, _, name = policy.rpartition("/")
-        query = query.where(Check.policy_namespace == namespace, Check.policy_name == name)
+        query = query.where(t.checks.c.policy_namespace == namespace, t.checks.c.policy_name == name)
     latest = _latest_scans(connection)
     findings = []
     for row in connection.execute(query):

@@ -18,8 +18,8 @@ from pathlib import Path
 from sqlalchemy import Engine, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from scanner.store import tables as t
 from scanner.store.connect import write_connection
-from scanner.store.models import Run
 from scanner.store.records import RunStatus
 
 HOST = socket.gethostname()
@@ -63,8 +63,8 @@ def mark_interrupted(engine: Engine, stale_after: timedelta) -> list[int]:
     now = utc_now()
     with engine.connect() as connection:
         rows = connection.execute(
-            select(Run.run_id, Run.owner_host, Run.owner_pid, Run.heartbeat_at)
-            .where(Run.status == RunStatus.RUNNING)).all()
+            select(t.runs.c.run_id, t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.heartbeat_at)
+            .where(t.runs.c.status == RunStatus.RUNNING)).all()
     dead = [row for row in rows
             if owner_dead(row.owner_host, row.owner_pid, row.heartbeat_at, now, stale_after)]
     marked: list[int] = []
@@ -73,9 +73,9 @@ def mark_interrupted(engine: Engine, stale_after: timedelta) -> list[int]:
     with write_connection(engine) as connection:
         for row in dead:
             changed = connection.execute(
-                update(Run)
-                .where(Run.run_id == row.run_id, Run.status == RunStatus.RUNNING,
-                       Run.heartbeat_at == row.heartbeat_at)
+                update(t.runs)
+                .where(t.runs.c.run_id == row.run_id, t.runs.c.status == RunStatus.RUNNING,
+                       t.runs.c.heartbeat_at == row.heartbeat_at)
                 .values(status=RunStatus.INTERRUPTED, finished_at=now)).rowcount
             if changed:
                 marked.append(row.run_id)
@@ -110,7 +110,7 @@ def run_heartbeat(engine: Engine, run_id: int, interval: float) -> Beater:
     def beat() -> bool:
         with write_connection(engine) as connection:
             return bool(connection.execute(
-                update(Run).where(Run.run_id == run_id, Run.status == RunStatus.RUNNING)
+                update(t.runs).where(t.runs.c.run_id == run_id, t.runs.c.status == RunStatus.RUNNING)
                 .values(heartbeat_at=utc_now())).rowcount)
 
     beater = Beater(beat, interval, name=f"scanner-run-{run_id}-heartbeat")

@@ -14,10 +14,10 @@ from types import TracebackType
 
 from sqlalchemy import Engine, delete, select, update
 
+from scanner.store import tables as t
 from scanner.store.bulk import dialect_module
 from scanner.store.connect import write_connection
 from scanner.store.liveness import HOST, Beater, owner_dead, owner_token, utc_now
-from scanner.store.models import Lock
 
 
 class DatabaseLock:
@@ -41,7 +41,7 @@ class DatabaseLock:
     def _renew(self) -> bool:
         with write_connection(self._engine) as connection:
             renewed = connection.execute(
-                update(Lock).where(Lock.name == self.name, Lock.owner == self.owner)
+                update(t.locks).where(t.locks.c.name == self.name, t.locks.c.owner == self.owner)
                 .values(expires_at=utc_now() + self._ttl)).rowcount
         if not renewed:
             self._lost.set()
@@ -53,8 +53,8 @@ class DatabaseLock:
         self._lost.set()
         self._beater.stop()
         with write_connection(self._engine) as connection:
-            connection.execute(delete(Lock).where(Lock.name == self.name,
-                                                  Lock.owner == self.owner))
+            connection.execute(delete(t.locks).where(t.locks.c.name == self.name,
+                                                     t.locks.c.owner == self.owner))
 
     def __enter__(self) -> DatabaseLock:
         return self
@@ -71,17 +71,17 @@ def try_lock(engine: Engine, name: str, ttl: timedelta) -> DatabaseLock | None:
     values = {"name": name, "owner": owner, "owner_host": HOST, "owner_pid": os.getpid(),
               "acquired_at": now, "expires_at": now + ttl}
     dialect = dialect_module(engine)
-    insert = dialect.insert(Lock).values(**values).on_conflict_do_nothing().returning(Lock.name)
+    insert = dialect.insert(t.locks).values(**values).on_conflict_do_nothing().returning(t.locks.c.name)
     with write_connection(engine) as connection:
         if connection.execute(insert).first() is None:
-            held = connection.execute(select(Lock).where(Lock.name == name)).one_or_none()
+            held = connection.execute(select(t.locks).where(t.locks.c.name == name)).one_or_none()
             if held is not None:
                 lease_end = held.expires_at
                 if not owner_dead(held.owner_host, held.owner_pid, lease_end, now,
                                   timedelta(0)):
                     return None
                 taken = connection.execute(
-                    update(Lock).where(Lock.name == name, Lock.owner == held.owner)
+                    update(t.locks).where(t.locks.c.name == name, t.locks.c.owner == held.owner)
                     .values(**values)).rowcount
                 if not taken:
                     return None

@@ -1,315 +1,213 @@
-"""The report database schema as SQLAlchemy 2 typed models (created only by migrations).
-
-Tables: ``runs`` and what each saw of ``sources`` (``run_sources``); ``policies`` (one row
-per content digest) and ``run_policies``; ``checks`` (a policy rule's stable identity);
-``resources`` (stable identity) and their per-run ``resource_observations`` (provenance);
-``results``; ``run_tallies`` (per-run counts the summaries and trends read); ``findings``
-(failure lifecycles); ``scan_errors``; ``locks``.
-
-``results`` declares no foreign keys: it is the one table with millions of rows per run,
-written by bulk COPY/executemany where per-row constraint triggers would dominate the
-cost, and deleting a parent would have to probe it. Its id columns are written by the
-writer from rows it created in the same transaction, and retention deletes results
-before their runs and observations.
-"""
+"""The report database schema as SQLAlchemy 2 typed declarative models, each mapped onto its
+Core table (``tables``, where the schema is declared; created only by migrations)."""
 
 # (no ``from __future__ import annotations``: SQLAlchemy reads the ``Mapped[...]`` annotations
 # as the objects they are, rather than evaluating each as a string, so the module loads faster)
-from datetime import UTC, datetime
+from datetime import datetime
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    CheckConstraint,
-    DateTime,
-    ForeignKey,
-    Index,
-    Integer,
-    MetaData,
-    String,
-    Text,
-    UniqueConstraint,
-)
-from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.orm import DeclarativeBase, Mapped
 
-NAMING_CONVENTION = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
+from scanner.store import tables
+from scanner.store.tables import VERSION_TABLE, UTCDateTime
 
-VERSION_TABLE = "scanner_schema_version"
-"""Alembic's version table; its presence marks a database as a scanner database."""
-
-RUN_STATUSES = ("running", "succeeded", "partial", "failed", "interrupted")
-RESULT_STATUSES = ("pass", "fail", "warn", "error", "skip")
-END_REASONS = ("fixed", "resource_gone", "policy_changed", "policy_removed")
-
-
-def one_of(column: str, values: tuple[str, ...]) -> str:
-    """A check that ``column`` holds one of ``values``, as comparisons: SQLite checks an
-    ``IN (...)`` list several times slower, for every row written."""
-    return " OR ".join(f"{column} = '{value}'" for value in values)
-
-
-BigId = BigInteger().with_variant(Integer(), "sqlite")
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """``DateTime(timezone=True)`` that always returns aware UTC values (SQLite drops zones)."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError(f"naive datetime {value!r}: the store keeps UTC timestamps")
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+__all__ = ["VERSION_TABLE", "Base", "UTCDateTime"]
 
 
 class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    metadata = tables.metadata
 
 
 class Run(Base):
-    __tablename__ = "runs"
-    __table_args__ = (CheckConstraint(one_of("status", RUN_STATUSES), name="status"),)
+    __table__ = tables.runs
 
-    run_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    status: Mapped[str] = mapped_column(String(16), index=True)
-    trigger: Mapped[str] = mapped_column(String(16))
-    started_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    heartbeat_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    scanner_version: Mapped[str] = mapped_column(String(64))
-    config_digest: Mapped[str] = mapped_column(String(128))
-    owner_host: Mapped[str] = mapped_column(String(255))
-    owner_pid: Mapped[int] = mapped_column(Integer)
-    resource_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    result_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    pass_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    fail_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    warn_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    error_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    skip_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    error_record_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    run_id: Mapped[int]
+    status: Mapped[str]
+    trigger: Mapped[str]
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+    heartbeat_at: Mapped[datetime]
+    scanner_version: Mapped[str]
+    config_digest: Mapped[str]
+    owner_host: Mapped[str]
+    owner_pid: Mapped[int]
+    resource_count: Mapped[int]
+    result_count: Mapped[int]
+    pass_count: Mapped[int]
+    fail_count: Mapped[int]
+    warn_count: Mapped[int]
+    error_count: Mapped[int]
+    skip_count: Mapped[int]
+    error_record_count: Mapped[int]
 
 
 class Source(Base):
-    __tablename__ = "sources"
+    __table__ = tables.sources
 
-    source_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(Text, unique=True)
-    type: Mapped[str] = mapped_column(String(16))
-    findings_run_id: Mapped[int | None] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="SET NULL"))
+    source_id: Mapped[int]
+    name: Mapped[str]
+    type: Mapped[str]
+    findings_run_id: Mapped[int | None]
     """The completed run whose finish last updated this source's findings: its open findings
     are the failures of that run. Moved by each finish under the source's row lock."""
 
 
 class RunSource(Base):
-    __tablename__ = "run_sources"
-    __table_args__ = (Index("ix_run_sources_source_id_run_id", "source_id", "run_id"),)
+    __table__ = tables.run_sources
 
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True)
-    source_id: Mapped[int] = mapped_column(ForeignKey("sources.source_id"), primary_key=True)
-    url: Mapped[str] = mapped_column(Text)
-    ref: Mapped[str] = mapped_column(Text)
-    commit_sha: Mapped[str] = mapped_column(String(64))
-    commit_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    error: Mapped[str] = mapped_column(Text)
-    previous_run_id: Mapped[int | None] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="SET NULL"))
+    run_id: Mapped[int]
+    source_id: Mapped[int]
+    url: Mapped[str]
+    ref: Mapped[str]
+    commit_sha: Mapped[str]
+    commit_at: Mapped[datetime | None]
+    error: Mapped[str]
+    previous_run_id: Mapped[int | None]
     """The source's ``findings_run_id`` when this run completed: the run whose findings of
     the source this run continued (NULL for runs that did not complete or scan it)."""
 
 
 class Policy(Base):
-    __tablename__ = "policies"
-    __table_args__ = (UniqueConstraint("kind", "namespace", "name", "digest"),)
+    __table__ = tables.policies
 
-    policy_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    kind: Mapped[str] = mapped_column(String(64))
-    namespace: Mapped[str] = mapped_column(Text)
-    name: Mapped[str] = mapped_column(Text)
-    digest: Mapped[str] = mapped_column(String(128))
-    title: Mapped[str] = mapped_column(Text)
-    category: Mapped[str] = mapped_column(Text)
-    severity: Mapped[str] = mapped_column(Text)
-    description: Mapped[str] = mapped_column(Text)
-    failure_action: Mapped[str] = mapped_column(String(16))
-    scored: Mapped[bool] = mapped_column(Boolean)
+    policy_id: Mapped[int]
+    kind: Mapped[str]
+    namespace: Mapped[str]
+    name: Mapped[str]
+    digest: Mapped[str]
+    title: Mapped[str]
+    category: Mapped[str]
+    severity: Mapped[str]
+    description: Mapped[str]
+    failure_action: Mapped[str]
+    scored: Mapped[bool]
 
 
 class RunPolicy(Base):
-    __tablename__ = "run_policies"
+    __table__ = tables.run_policies
 
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True)
-    policy_id: Mapped[int] = mapped_column(
-        ForeignKey("policies.policy_id"), primary_key=True, index=True)
+    run_id: Mapped[int]
+    policy_id: Mapped[int]
 
 
 class Check(Base):
     """A policy rule's identity across policy versions: (kind, namespace, name, rule)."""
 
-    __tablename__ = "checks"
-    __table_args__ = (
-        UniqueConstraint("policy_kind", "policy_namespace", "policy_name", "rule"),)
+    __table__ = tables.checks
 
-    check_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    policy_kind: Mapped[str] = mapped_column(String(64))
-    policy_namespace: Mapped[str] = mapped_column(Text)
-    policy_name: Mapped[str] = mapped_column(Text)
-    rule: Mapped[str] = mapped_column(Text)
-    declared_rule: Mapped[str] = mapped_column(Text)
+    check_id: Mapped[int]
+    policy_kind: Mapped[str]
+    policy_namespace: Mapped[str]
+    policy_name: Mapped[str]
+    rule: Mapped[str]
+    declared_rule: Mapped[str]
 
 
 class Resource(Base):
-    __tablename__ = "resources"
-    __table_args__ = (
-        UniqueConstraint("source_id", "api_version", "kind", "namespace", "name"),)
+    __table__ = tables.resources
 
-    resource_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    source_id: Mapped[int] = mapped_column(ForeignKey("sources.source_id"))
-    api_version: Mapped[str] = mapped_column(Text)
-    kind: Mapped[str] = mapped_column(Text)
-    namespace: Mapped[str] = mapped_column(Text)
-    name: Mapped[str] = mapped_column(Text)
+    resource_id: Mapped[int]
+    source_id: Mapped[int]
+    api_version: Mapped[str]
+    kind: Mapped[str]
+    namespace: Mapped[str]
+    name: Mapped[str]
 
 
 class ResourceObservation(Base):
     """Where a run found a resource; a resource found twice in one run has two rows."""
 
-    __tablename__ = "resource_observations"
-    __table_args__ = (
-        Index("ix_resource_observations_run_id_resource_id", "run_id", "resource_id"),)
+    __table__ = tables.resource_observations
 
-    observation_id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    run_id: Mapped[int] = mapped_column(ForeignKey("runs.run_id", ondelete="CASCADE"))
-    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.resource_id"), index=True)
-    path: Mapped[str] = mapped_column(Text)
-    document_index: Mapped[int] = mapped_column(Integer)
-    item_index: Mapped[int | None] = mapped_column(Integer)
-    line: Mapped[int | None] = mapped_column(Integer)
-    commit_sha: Mapped[str] = mapped_column(String(64))
+    observation_id: Mapped[int]
+    run_id: Mapped[int]
+    resource_id: Mapped[int]
+    path: Mapped[str]
+    document_index: Mapped[int]
+    item_index: Mapped[int | None]
+    line: Mapped[int | None]
+    commit_sha: Mapped[str]
 
 
 class Result(Base):
-    __tablename__ = "results"
-    __table_args__ = (
-        CheckConstraint(one_of("status", RESULT_STATUSES), name="status"),
-        # status second: a run's failing rows are a few index ranges, not a scan of the run
-        Index("ix_results_run_id_status_resource_id_check_id", "run_id", "status",
-              "resource_id", "check_id"),
-        {"sqlite_with_rowid": False},  # stored by (observation, check): no rowid and key index to update
-    )
+    __table__ = tables.results
 
-    observation_id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    check_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    run_id: Mapped[int] = mapped_column(Integer)
-    resource_id: Mapped[int] = mapped_column(Integer)
-    policy_id: Mapped[int] = mapped_column(Integer)
-    status: Mapped[str] = mapped_column(String(8))
-    action: Mapped[str] = mapped_column(String(8))
-    message: Mapped[str] = mapped_column(Text)
-    path: Mapped[str] = mapped_column(Text)
+    observation_id: Mapped[int]
+    check_id: Mapped[int]
+    run_id: Mapped[int]
+    resource_id: Mapped[int]
+    policy_id: Mapped[int]
+    status: Mapped[str]
+    action: Mapped[str]
+    message: Mapped[str]
+    path: Mapped[str]
 
 
 class RunTally(Base):
     """Result counts of a run per (source, check, namespace, status), written at finish."""
 
-    __tablename__ = "run_tallies"
+    __table__ = tables.run_tallies
 
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True)
-    source_id: Mapped[int] = mapped_column(
-        ForeignKey("sources.source_id"), primary_key=True, index=True)
-    check_id: Mapped[int] = mapped_column(
-        ForeignKey("checks.check_id"), primary_key=True, index=True)
-    namespace: Mapped[str] = mapped_column(Text, primary_key=True)
-    status: Mapped[str] = mapped_column(String(8), primary_key=True)
-    policy_id: Mapped[int] = mapped_column(ForeignKey("policies.policy_id"), index=True)
-    count: Mapped[int] = mapped_column(Integer)
+    run_id: Mapped[int]
+    source_id: Mapped[int]
+    check_id: Mapped[int]
+    namespace: Mapped[str]
+    status: Mapped[str]
+    policy_id: Mapped[int]
+    count: Mapped[int]
 
 
 class RunPolicyTally(Base):
     """Result counts of a run per (source, policy, status): its tallies summed over checks and
     namespaces, written at finish, so that trends across many runs read a few rows per run."""
 
-    __tablename__ = "run_policy_tallies"
+    __table__ = tables.run_policy_tallies
 
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True)
-    source_id: Mapped[int] = mapped_column(
-        ForeignKey("sources.source_id"), primary_key=True, index=True)
-    policy_id: Mapped[int] = mapped_column(
-        ForeignKey("policies.policy_id"), primary_key=True, index=True)
-    status: Mapped[str] = mapped_column(String(8), primary_key=True)
-    count: Mapped[int] = mapped_column(Integer)
+    run_id: Mapped[int]
+    source_id: Mapped[int]
+    policy_id: Mapped[int]
+    status: Mapped[str]
+    count: Mapped[int]
 
 
 class Finding(Base):
     """One failure's lifecycle: a (resource, check) failing from first seen until it ended."""
 
-    __tablename__ = "findings"
-    __table_args__ = (
-        CheckConstraint(one_of("end_reason", END_REASONS), name="end_reason"),
-        Index("ix_findings_resource_id_check_id", "resource_id", "check_id"),
-        Index("ix_findings_source_id_resolved_at", "source_id", "resolved_at"),
-    )
+    __table__ = tables.findings
 
-    finding_id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    source_id: Mapped[int] = mapped_column(ForeignKey("sources.source_id"))
-    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.resource_id"))
-    check_id: Mapped[int] = mapped_column(ForeignKey("checks.check_id"), index=True)
-    policy_id: Mapped[int] = mapped_column(ForeignKey("policies.policy_id"), index=True)
-    first_run_id: Mapped[int | None] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="SET NULL"), index=True)
-    first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    last_run_id: Mapped[int | None] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="SET NULL"), index=True)
-    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    resolved_run_id: Mapped[int | None] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="SET NULL"), index=True)
-    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    end_reason: Mapped[str | None] = mapped_column(String(16))
+    finding_id: Mapped[int]
+    source_id: Mapped[int]
+    resource_id: Mapped[int]
+    check_id: Mapped[int]
+    policy_id: Mapped[int]
+    first_run_id: Mapped[int | None]
+    first_seen_at: Mapped[datetime]
+    last_run_id: Mapped[int | None]
+    last_seen_at: Mapped[datetime | None]
+    resolved_run_id: Mapped[int | None]
+    resolved_at: Mapped[datetime | None]
+    end_reason: Mapped[str | None]
 
 
 class ScanError(Base):
-    __tablename__ = "scan_errors"
+    __table__ = tables.scan_errors
 
-    error_id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    run_id: Mapped[int] = mapped_column(
-        ForeignKey("runs.run_id", ondelete="CASCADE"), index=True)
-    source_id: Mapped[int | None] = mapped_column(ForeignKey("sources.source_id"), index=True)
-    kind: Mapped[str] = mapped_column(String(32))
-    path: Mapped[str] = mapped_column(Text)
-    line: Mapped[int | None] = mapped_column(Integer)
-    message: Mapped[str] = mapped_column(Text)
+    error_id: Mapped[int]
+    run_id: Mapped[int]
+    source_id: Mapped[int | None]
+    kind: Mapped[str]
+    path: Mapped[str]
+    line: Mapped[int | None]
+    message: Mapped[str]
 
 
 class Lock(Base):
     """A named lease: held by ``owner`` until released or ``expires_at`` passes."""
 
-    __tablename__ = "locks"
+    __table__ = tables.locks
 
-    name: Mapped[str] = mapped_column(String(255), primary_key=True)
-    owner: Mapped[str] = mapped_column(String(255))
-    owner_host: Mapped[str] = mapped_column(String(255))
-    owner_pid: Mapped[int] = mapped_column(Integer)
-    acquired_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    name: Mapped[str]
+    owner: Mapped[str]
+    owner_host: Mapped[str]
+    owner_pid: Mapped[int]
+    acquired_at: Mapped[datetime]
+    expires_at: Mapped[datetime]

@@ -6,8 +6,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, bindparam, select, text
 
-from scanner.store.models import Run, UTCDateTime
+from scanner.store import tables as t
 from scanner.store.records import COMPLETED_STATUSES, RunStatus
+from scanner.store.tables import UTCDateTime
 from scanner.store.views import PruneResult
 
 _COMPLETED = ", ".join(f"'{s.value}'" for s in COMPLETED_STATUSES)
@@ -42,7 +43,7 @@ def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
     """Delete runs that started before ``now - keep_days`` (running runs are kept)."""
     cutoff = now - timedelta(days=keep_days)
     old = list(connection.execute(
-        select(Run.run_id).where(Run.started_at < cutoff, Run.status != RunStatus.RUNNING)
+        select(t.runs.c.run_id).where(t.runs.c.started_at < cutoff, t.runs.c.status != RunStatus.RUNNING)
     ).scalars())
     findings = connection.execute(text(
         "DELETE FROM findings WHERE resolved_at IS NOT NULL AND resolved_at < :cutoff"
@@ -55,7 +56,7 @@ def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
                 bindparam("ids", expanding=True)), ids)
     # a running scan's writer holds the ids of resources, checks and policies it has not
     # referenced yet: while one runs, nothing unreferenced is deleted
-    running = connection.execute(select(Run.run_id).where(Run.status == RunStatus.RUNNING).limit(1)).first()
+    running = connection.execute(select(t.runs.c.run_id).where(t.runs.c.status == RunStatus.RUNNING).limit(1)).first()
     counts = dict.fromkeys(_ORPHANS, 0) if running else {
         table: connection.execute(text(sql)).rowcount for table, sql in _ORPHANS.items()}
     return PruneResult(cutoff=cutoff, runs=len(old), resources=counts["resources"],

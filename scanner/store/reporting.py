@@ -9,22 +9,11 @@ from sqlalchemy import Connection, Row, func, select
 
 from scanner.engine.exceptions import SKIP_MESSAGE, skipping_exceptions
 from scanner.engine.types import FailureAction, RuleStatus
-from scanner.store.models import (
-    Check,
-    Policy,
-    Resource,
-    ResourceObservation,
-    Result,
-    RunPolicy,
-    ScanError,
-    Source,
-)
+from scanner.store import tables as t
 from scanner.store.views import ErrorInfo, ExceptionSkips, PolicyInfo, ReportResult, ResourceRef
 
 STREAM_BATCH = 5_000
-POLICY_COLUMNS = (Policy.policy_id, Policy.kind, Policy.namespace, Policy.name, Policy.digest,
-                  Policy.title, Policy.category, Policy.severity, Policy.description,
-                  Policy.failure_action, Policy.scored)
+POLICY_COLUMNS = tuple(t.policies.c)  # every column, the id first
 
 
 def _policy(row: Row) -> PolicyInfo:
@@ -35,8 +24,8 @@ def _policy(row: Row) -> PolicyInfo:
 
 
 def _policies_by_id(connection: Connection, run_id: int) -> dict[int, PolicyInfo]:
-    query = (select(*POLICY_COLUMNS).join(RunPolicy, RunPolicy.policy_id == Policy.policy_id)
-             .where(RunPolicy.run_id == run_id))
+    query = (select(*POLICY_COLUMNS).join(t.run_policies, t.run_policies.c.policy_id == t.policies.c.policy_id)
+             .where(t.run_policies.c.run_id == run_id))
     return {row.policy_id: _policy(row) for row in connection.execute(query)}
 
 
@@ -46,10 +35,10 @@ def run_policies(connection: Connection, run_id: int) -> list[PolicyInfo]:
 
 
 def run_errors(connection: Connection, run_id: int) -> list[ErrorInfo]:
-    query = (select(Source.name, ScanError.kind, ScanError.path, ScanError.line,
-                    ScanError.message)
-             .outerjoin(Source, Source.source_id == ScanError.source_id)
-             .where(ScanError.run_id == run_id).order_by(ScanError.error_id))
+    query = (select(t.sources.c.name, t.scan_errors.c.kind, t.scan_errors.c.path, t.scan_errors.c.line,
+                    t.scan_errors.c.message)
+             .outerjoin(t.sources, t.sources.c.source_id == t.scan_errors.c.source_id)
+             .where(t.scan_errors.c.run_id == run_id).order_by(t.scan_errors.c.error_id))
     return [ErrorInfo(source=row.name, kind=row.kind, path=row.path, line=row.line,
                       message=row.message) for row in connection.execute(query)]
 
@@ -58,13 +47,13 @@ def exception_skips(connection: Connection, run_id: int) -> list[ExceptionSkips]
     """The run's results skipped by policy exceptions, per policy, rule and exceptions (read
     from the skip results of the run only, through their status index)."""
     policies = _policies_by_id(connection, run_id)
-    resources = func.count(Result.resource_id.distinct())
-    query = (select(Result.policy_id, Check.rule, Result.message, resources.label("resources"))
-             .join(Check, Check.check_id == Result.check_id)
-             .where(Result.run_id == run_id, Result.status == RuleStatus.SKIP.value,
-                    Result.message.startswith(SKIP_MESSAGE, autoescape=True))
-             .group_by(Result.policy_id, Check.rule, Result.message)
-             .order_by(Check.rule, Result.message))
+    resources = func.count(t.results.c.resource_id.distinct())
+    query = (select(t.results.c.policy_id, t.checks.c.rule, t.results.c.message, resources.label("resources"))
+             .join(t.checks, t.checks.c.check_id == t.results.c.check_id)
+             .where(t.results.c.run_id == run_id, t.results.c.status == RuleStatus.SKIP.value,
+                    t.results.c.message.startswith(SKIP_MESSAGE, autoescape=True))
+             .group_by(t.results.c.policy_id, t.checks.c.rule, t.results.c.message)
+             .order_by(t.checks.c.rule, t.results.c.message))
     return [ExceptionSkips(policy=policies[row.policy_id], rule=row.rule, exceptions=skipping_exceptions(row.message),
                            resources=row.resources) for row in connection.execute(query)]
 
@@ -73,24 +62,24 @@ def iter_run_results(connection: Connection, run_id: int, *,
                      statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
     """A run's results ordered by policy, rule, namespace, kind, name, source, file."""
     policies = _policies_by_id(connection, run_id)
-    query = (select(Result.policy_id, Check.rule, Check.declared_rule, Result.status,
-                    Result.message, Result.path, Result.action, Source.name.label("source"),
-                    Resource.api_version, Resource.kind, Resource.namespace,
-                    Resource.name, ResourceObservation.path.label("file"),
-                    ResourceObservation.document_index, ResourceObservation.item_index,
-                    ResourceObservation.line, ResourceObservation.commit_sha)
-             .join(Check, Check.check_id == Result.check_id)
-             .join(ResourceObservation,
-                   ResourceObservation.observation_id == Result.observation_id)
-             .join(Resource, Resource.resource_id == Result.resource_id)
-             .join(Source, Source.source_id == Resource.source_id)
-             .where(Result.run_id == run_id)
-             .order_by(Check.policy_namespace, Check.policy_name, Check.rule,
-                       Resource.namespace, Resource.kind, Resource.name, Source.name,
-                       ResourceObservation.path, ResourceObservation.observation_id))
+    query = (select(t.results.c.policy_id, t.checks.c.rule, t.checks.c.declared_rule, t.results.c.status,
+                    t.results.c.message, t.results.c.path, t.results.c.action, t.sources.c.name.label("source"),
+                    t.resources.c.api_version, t.resources.c.kind, t.resources.c.namespace,
+                    t.resources.c.name, t.resource_observations.c.path.label("file"),
+                    t.resource_observations.c.document_index, t.resource_observations.c.item_index,
+                    t.resource_observations.c.line, t.resource_observations.c.commit_sha)
+             .join(t.checks, t.checks.c.check_id == t.results.c.check_id)
+             .join(t.resource_observations,
+                   t.resource_observations.c.observation_id == t.results.c.observation_id)
+             .join(t.resources, t.resources.c.resource_id == t.results.c.resource_id)
+             .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
+             .where(t.results.c.run_id == run_id)
+             .order_by(t.checks.c.policy_namespace, t.checks.c.policy_name, t.checks.c.rule,
+                       t.resources.c.namespace, t.resources.c.kind, t.resources.c.name, t.sources.c.name,
+                       t.resource_observations.c.path, t.resource_observations.c.observation_id))
     wanted = [RuleStatus(s).value for s in statuses]
     if wanted:
-        query = query.where(Result.status.in_(wanted))
+        query = query.where(t.results.c.status.in_(wanted))
     stream = connection.execution_options(yield_per=STREAM_BATCH).execute(query)
     statuses_by_value = {s.value: s for s in RuleStatus}
     actions_by_value = {a.value: a for a in FailureAction}
@@ -117,14 +106,14 @@ def iter_run_observations(connection: Connection, run_id: int) -> Iterator[tuple
     """
     # whether an observation has results: one probe of the results' key, which starts with it;
     # whether it fails: a look-up in the run's failing results, read once through their index
-    results = select(Result.observation_id).where(
-        Result.observation_id == ResourceObservation.observation_id).exists()
-    failing = ResourceObservation.observation_id.in_(select(Result.observation_id).where(
-        Result.run_id == run_id, Result.status == RuleStatus.FAIL.value))
-    query = (select(Resource.namespace, Source.name, failing)
-             .select_from(ResourceObservation)
-             .join(Resource, Resource.resource_id == ResourceObservation.resource_id)
-             .join(Source, Source.source_id == Resource.source_id)
-             .where(ResourceObservation.run_id == run_id, results))
+    results = select(t.results.c.observation_id).where(
+        t.results.c.observation_id == t.resource_observations.c.observation_id).exists()
+    failing = t.resource_observations.c.observation_id.in_(select(t.results.c.observation_id).where(
+        t.results.c.run_id == run_id, t.results.c.status == RuleStatus.FAIL.value))
+    query = (select(t.resources.c.namespace, t.sources.c.name, failing)
+             .select_from(t.resource_observations)
+             .join(t.resources, t.resources.c.resource_id == t.resource_observations.c.resource_id)
+             .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
+             .where(t.resource_observations.c.run_id == run_id, results))
     for namespace, source, fails in connection.execution_options(yield_per=STREAM_BATCH).execute(query):
         yield namespace, source, bool(fails)

@@ -22,7 +22,7 @@ from sqlalchemy.engine import URL
 
 from scanner.errors import StoreError
 from scanner.store.connect import describe
-from scanner.store.models import VERSION_TABLE
+from scanner.store.tables import VERSION_TABLE
 
 if TYPE_CHECKING:
     from alembic.config import Config

@@ -10,7 +10,7 @@ from typing import Literal
 
 from sqlalchemy import Connection, func, select
 
-from scanner.store.models import Check, Policy, Run, RunPolicyTally, RunTally, Source
+from scanner.store import tables as t
 from scanner.store.records import COMPLETED_STATUSES
 from scanner.store.views import GroupCount, RunSummary, StatusCounts, TrendPoint
 
@@ -34,11 +34,11 @@ def summarize_run(connection: Connection, run_id: int) -> RunSummary:
         d: defaultdict(lambda: defaultdict(int))
         for d in ("status", "policy", "rule", "namespace", "severity", "source")}
     # status, policy, severity and source from the per-policy sums: a few rows per policy
-    query = (select(Policy.namespace, Policy.name, Policy.severity, Source.name, RunPolicyTally.status,
-                    RunPolicyTally.count)
-             .join(Policy, Policy.policy_id == RunPolicyTally.policy_id)
-             .join(Source, Source.source_id == RunPolicyTally.source_id)
-             .where(RunPolicyTally.run_id == run_id))
+    query = (select(t.policies.c.namespace, t.policies.c.name, t.policies.c.severity, t.sources.c.name,
+                    t.run_policy_tallies.c.status, t.run_policy_tallies.c.count)
+             .join(t.policies, t.policies.c.policy_id == t.run_policy_tallies.c.policy_id)
+             .join(t.sources, t.sources.c.source_id == t.run_policy_tallies.c.source_id)
+             .where(t.run_policy_tallies.c.run_id == run_id))
     for ns, name, severity, source, status, count in connection.execute(query):
         for dim, key in (("status", ()), ("policy", (_ref(ns, name),)), ("severity", (severity,)),
                          ("source", (source,))):
@@ -46,15 +46,15 @@ def summarize_run(connection: Connection, run_id: int) -> RunSummary:
     # rule and namespace from the tallies, summed by the database (a row per check, namespace
     # and status would be thousands)
     by_rule, by_namespace = dims["rule"], dims["namespace"]
-    total = func.sum(RunTally.count)
+    total = func.sum(t.run_tallies.c.count)
     for ns, name, rule, status, count in connection.execute(
-            select(Check.policy_namespace, Check.policy_name, Check.rule, RunTally.status, total)
-            .join(Check, Check.check_id == RunTally.check_id).where(RunTally.run_id == run_id)
-            .group_by(Check.check_id, RunTally.status)):
+            select(t.checks.c.policy_namespace, t.checks.c.policy_name, t.checks.c.rule, t.run_tallies.c.status, total)
+            .join(t.checks, t.checks.c.check_id == t.run_tallies.c.check_id).where(t.run_tallies.c.run_id == run_id)
+            .group_by(t.checks.c.check_id, t.run_tallies.c.status)):
         by_rule[(_ref(ns, name), rule)][status] += count
     for namespace, status, count in connection.execute(
-            select(RunTally.namespace, RunTally.status, total).where(RunTally.run_id == run_id)
-            .group_by(RunTally.namespace, RunTally.status)):
+            select(t.run_tallies.c.namespace, t.run_tallies.c.status, total).where(t.run_tallies.c.run_id == run_id)
+            .group_by(t.run_tallies.c.namespace, t.run_tallies.c.status)):
         by_namespace[(namespace,)][status] += count
     return RunSummary(
         run_id=run_id, by_status=StatusCounts.from_mapping(dims["status"].get((), {})),
@@ -68,25 +68,25 @@ def trend(connection: Connection, *, since: datetime, until: datetime | None = N
           sources: Iterable[str] = (), statuses: Iterable[str] = ()) -> list[TrendPoint]:
     """Counts per run (or per UTC day) of completed runs started in [since, until); only of
     ``statuses`` when given (a run's tallies are mostly passes: a failure trend skips them)."""
-    keys = {None: (), "policy": (Policy.namespace, Policy.name), "severity": (Policy.severity,),
-            "source": (Source.name,)}[group_by]
-    query = (select(Run.run_id, Run.started_at, RunPolicyTally.status,
-                    func.sum(RunPolicyTally.count).label("n"), *keys)
-             .join(Run, Run.run_id == RunPolicyTally.run_id)
-             .where(Run.status.in_(COMPLETED_STATUSES), Run.started_at >= since)
-             .group_by(Run.run_id, Run.started_at, RunPolicyTally.status, *keys))
+    keys = {None: (), "policy": (t.policies.c.namespace, t.policies.c.name), "severity": (t.policies.c.severity,),
+            "source": (t.sources.c.name,)}[group_by]
+    query = (select(t.runs.c.run_id, t.runs.c.started_at, t.run_policy_tallies.c.status,
+                    func.sum(t.run_policy_tallies.c.count).label("n"), *keys)
+             .join(t.runs, t.runs.c.run_id == t.run_policy_tallies.c.run_id)
+             .where(t.runs.c.status.in_(COMPLETED_STATUSES), t.runs.c.started_at >= since)
+             .group_by(t.runs.c.run_id, t.runs.c.started_at, t.run_policy_tallies.c.status, *keys))
     if group_by in ("policy", "severity"):
-        query = query.join(Policy, Policy.policy_id == RunPolicyTally.policy_id)
+        query = query.join(t.policies, t.policies.c.policy_id == t.run_policy_tallies.c.policy_id)
     wanted = list(sources)
     if group_by == "source" or wanted:
-        query = query.join(Source, Source.source_id == RunPolicyTally.source_id)
+        query = query.join(t.sources, t.sources.c.source_id == t.run_policy_tallies.c.source_id)
     if wanted:
-        query = query.where(Source.name.in_(wanted))
+        query = query.where(t.sources.c.name.in_(wanted))
     if until is not None:
-        query = query.where(Run.started_at < until)
+        query = query.where(t.runs.c.started_at < until)
     counted = list(statuses)
     if counted:
-        query = query.where(RunPolicyTally.status.in_(counted))
+        query = query.where(t.run_policy_tallies.c.status.in_(counted))
     points: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     starts: dict[tuple[str, str], datetime] = {}
     runs: dict[tuple[str, str], set[int]] = defaultdict(set)

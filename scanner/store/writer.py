@@ -20,19 +20,10 @@ from sqlalchemy.engine import URL
 from scanner import forked
 from scanner.errors import StoreError
 from scanner.store import bulk
+from scanner.store import tables as t
 from scanner.store.connect import translate_errors, write_connection
 from scanner.store.finish import finish_run
 from scanner.store.liveness import run_heartbeat, utc_now
-from scanner.store.models import (
-    Check,
-    Policy,
-    Resource,
-    Run,
-    RunPolicy,
-    RunSource,
-    ScanError,
-    Source,
-)
 from scanner.store.records import (
     ErrorRecord,
     PolicyRecord,
@@ -98,17 +89,17 @@ class RunWriter:
         values = {"url": record.url, "ref": record.ref, "commit_sha": record.commit_sha,
                   "commit_at": record.commit_at, "error": record.error}
         with self._write(f"add source {record.name!r}") as connection:
-            ids = bulk.ensure_ids(connection, Source, Source.source_id, [Source.name],
+            ids = bulk.ensure_ids(connection, t.sources, t.sources.c.source_id, [t.sources.c.name],
                                   {(record.name,): {"name": record.name, "type": record.type}})
             source_id = ids[(record.name,)]
-            connection.execute(update(Source).where(Source.source_id == source_id)
+            connection.execute(update(t.sources).where(t.sources.c.source_id == source_id)
                                .values(type=record.type))
             if record.name in self._sources:
-                connection.execute(update(RunSource).where(
-                    RunSource.run_id == self.run_id, RunSource.source_id == source_id)
+                connection.execute(update(t.run_sources).where(
+                    t.run_sources.c.run_id == self.run_id, t.run_sources.c.source_id == source_id)
                     .values(**values))
             else:
-                bulk.insert_ignore(connection, RunSource, [
+                bulk.insert_ignore(connection, t.run_sources, [
                     {"run_id": self.run_id, "source_id": source_id, **values}])
         self._sources[record.name] = source_id
         self._source_errors[record.name] = bool(record.error)
@@ -133,12 +124,12 @@ class RunWriter:
             return
         with self._write("add policies") as connection:
             ids = bulk.ensure_ids(
-                connection, Policy, Policy.policy_id,
-                [Policy.kind, Policy.namespace, Policy.name, Policy.digest], wanted)
+                connection, t.policies, t.policies.c.policy_id,
+                [t.policies.c.kind, t.policies.c.namespace, t.policies.c.name, t.policies.c.digest], wanted)
             for ref, record in new.items():
                 key = (record.kind, record.namespace, record.name, record.digest)
                 self._policies[ref] = (ids[key], record)
-            bulk.insert_ignore(connection, RunPolicy, [
+            bulk.insert_ignore(connection, t.run_policies, [
                 {"run_id": self.run_id, "policy_id": self._policies[ref][0]} for ref in new])
 
     def add_resources(self, records: Iterable[ResourceRecord]) -> None:
@@ -202,7 +193,7 @@ class RunWriter:
         if rows:
             with self._write("add errors") as connection:
                 for part in bulk.chunks(rows):
-                    connection.execute(ScanError.__table__.insert(), list(part))
+                    connection.execute(t.scan_errors.insert(), list(part))
 
     def finish(self, status: RunStatus | None = None) -> RunStatus:
         """Tally the run, update findings and make it visible; returns the final status."""
@@ -284,9 +275,9 @@ class RunWriter:
         """Fill the identity -> resource_id cache: known rows per source, then inserts."""
         for name in {r.source for r in records} - self._loaded_sources:
             source_id = self._source_id(name, "a resource")
-            query = (select(Resource.resource_id, Resource.api_version, Resource.kind,
-                            Resource.namespace, Resource.name)
-                     .where(Resource.source_id == source_id))
+            query = (select(t.resources.c.resource_id, t.resources.c.api_version, t.resources.c.kind,
+                            t.resources.c.namespace, t.resources.c.name)
+                     .where(t.resources.c.source_id == source_id))
             self._load(name, connection.execute(query))
             self._loaded_sources.add(name)
         missing = {}
@@ -298,20 +289,20 @@ class RunWriter:
                     "kind": record.kind, "namespace": record.namespace, "name": record.name}
         if not missing:
             return
-        bulk.insert_ignore(connection, Resource, list(missing.values()))
+        bulk.insert_ignore(connection, t.resources, list(missing.values()))
         names = {source_id: name for name, source_id in self._sources.items()}
         for source_id in {key[0] for key in missing}:
             name = names[source_id]
-            query = (select(Resource.resource_id, Resource.api_version, Resource.kind,
-                            Resource.namespace, Resource.name)
-                     .where(Resource.source_id == source_id,
-                            Resource.resource_id > self._marks.get(name, 0)))
+            query = (select(t.resources.c.resource_id, t.resources.c.api_version, t.resources.c.kind,
+                            t.resources.c.namespace, t.resources.c.name)
+                     .where(t.resources.c.source_id == source_id,
+                            t.resources.c.resource_id > self._marks.get(name, 0)))
             self._load(name, connection.execute(query))
         raced = [key for key in missing if (names[key[0]], *key[1:]) not in self._resources]
         if raced:  # inserted by a concurrent writer that committed out of id order
-            columns = [Resource.source_id, Resource.api_version, Resource.kind,
-                       Resource.namespace, Resource.name]
-            ids = bulk.select_ids(connection, Resource.resource_id, columns, raced)
+            columns = [t.resources.c.source_id, t.resources.c.api_version, t.resources.c.kind,
+                       t.resources.c.namespace, t.resources.c.name]
+            ids = bulk.select_ids(connection, t.resources.c.resource_id, columns, raced)
             for (source_id, *rest), resource_id in ids.items():
                 self._resources[(names[source_id], *rest)] = resource_id  # type: ignore[index]
 
@@ -335,9 +326,9 @@ class RunWriter:
                 "declared_rule": rules[(policy_ref, rule)] or rule}
         if not wanted:
             return
-        ids = bulk.ensure_ids(connection, Check, Check.check_id,
-                              [Check.policy_kind, Check.policy_namespace, Check.policy_name,
-                               Check.rule], wanted)
+        ids = bulk.ensure_ids(connection, t.checks, t.checks.c.check_id,
+                              [t.checks.c.policy_kind, t.checks.c.policy_namespace, t.checks.c.policy_name,
+                               t.checks.c.rule], wanted)
         for policy_ref, rule in rules:
             policy = self._policy(policy_ref)
             key = (policy.kind, policy.namespace, policy.name, rule)
@@ -368,7 +359,8 @@ class RunWriter:
         self._beater.stop()
         with self._write(f"mark {status}") as connection:
             # not a run that did finish (in a finishing process that was lost before it told)
-            connection.execute(update(Run).where(Run.run_id == self.run_id, Run.status == RunStatus.RUNNING)
+            connection.execute(update(t.runs)
+                               .where(t.runs.c.run_id == self.run_id, t.runs.c.status == RunStatus.RUNNING)
                                .values(status=status, finished_at=utc_now()))
         self._status = status
 
@@ -396,7 +388,7 @@ class RunWriter:
 
 def create_run(engine: Engine, url: URL, values: dict[str, Any]) -> int:
     with translate_errors(url, "begin run"), write_connection(engine) as connection:
-        return connection.execute(Run.__table__.insert().values(**values)
-                                  .returning(Run.run_id)).scalar_one()
+        return connection.execute(t.runs.insert().values(**values)
+                                  .returning(t.runs.c.run_id)).scalar_one()
 
 

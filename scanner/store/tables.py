@@ -1,0 +1,289 @@
+"""The report database schema as SQLAlchemy Core tables (created only by migrations).
+
+Tables: ``runs`` and what each saw of ``sources`` (``run_sources``); ``policies`` (one row
+per content digest) and ``run_policies``; ``checks`` (a policy rule's stable identity);
+``resources`` (stable identity) and their per-run ``resource_observations`` (provenance);
+``results``; ``run_tallies`` (per-run counts the summaries and trends read); ``findings``
+(failure lifecycles); ``scan_errors``; ``locks``.
+
+The store's statements are written against these tables; ``models`` maps a typed declarative
+class onto each. Core alone is what a scan loads: the ORM is several times its import cost.
+
+``results`` declares no foreign keys: it is the one table with millions of rows per run,
+written by bulk COPY/executemany where per-row constraint triggers would dominate the
+cost, and deleting a parent would have to probe it. Its id columns are written by the
+writer from rows it created in the same transaction, and retention deletes results
+before their runs and observations.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+VERSION_TABLE = "scanner_schema_version"
+"""Alembic's version table; its presence marks a database as a scanner database."""
+
+RUN_STATUSES = ("running", "succeeded", "partial", "failed", "interrupted")
+RESULT_STATUSES = ("pass", "fail", "warn", "error", "skip")
+END_REASONS = ("fixed", "resource_gone", "policy_changed", "policy_removed")
+
+
+def one_of(column: str, values: tuple[str, ...]) -> str:
+    """A check that ``column`` holds one of ``values``, as comparisons: SQLite checks an
+    ``IN (...)`` list several times slower, for every row written."""
+    return " OR ".join(f"{column} = '{value}'" for value in values)
+
+
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """``DateTime(timezone=True)`` that always returns aware UTC values (SQLite drops zones)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: the store keeps UTC timestamps")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def _required(name: str, type_: object, *args: object, **kwargs: object) -> Column:
+    """A column that holds a value in every row (NOT NULL)."""
+    return Column(name, type_, *args, nullable=False, **kwargs)  # type: ignore[arg-type]
+
+
+def _optional(name: str, type_: object, *args: object, **kwargs: object) -> Column:
+    return Column(name, type_, *args, nullable=True, **kwargs)  # type: ignore[arg-type]
+
+
+def _count(name: str) -> Column:
+    return _required(name, Integer, server_default="0")
+
+
+runs = Table(
+    "runs", metadata,
+    Column("run_id", Integer, primary_key=True),
+    _required("status", String(16), index=True),
+    _required("trigger", String(16)),
+    _required("started_at", UTCDateTime, index=True),
+    _optional("finished_at", UTCDateTime),
+    _required("heartbeat_at", UTCDateTime),
+    _required("scanner_version", String(64)),
+    _required("config_digest", String(128)),
+    _required("owner_host", String(255)),
+    _required("owner_pid", Integer),
+    _count("resource_count"),
+    _count("result_count"),
+    _count("pass_count"),
+    _count("fail_count"),
+    _count("warn_count"),
+    _count("error_count"),
+    _count("skip_count"),
+    _count("error_record_count"),
+    CheckConstraint(one_of("status", RUN_STATUSES), name="status"),
+)
+
+sources = Table(
+    "sources", metadata,
+    Column("source_id", Integer, primary_key=True),
+    _required("name", Text, unique=True),
+    _required("type", String(16)),
+    # The completed run whose finish last updated this source's findings: its open findings
+    # are the failures of that run. Moved by each finish under the source's row lock.
+    _optional("findings_run_id", Integer, ForeignKey("runs.run_id", ondelete="SET NULL")),
+)
+
+run_sources = Table(
+    "run_sources", metadata,
+    Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    Column("source_id", Integer, ForeignKey("sources.source_id"), primary_key=True),
+    _required("url", Text),
+    _required("ref", Text),
+    _required("commit_sha", String(64)),
+    _optional("commit_at", UTCDateTime),
+    _required("error", Text),
+    # The source's ``findings_run_id`` when this run completed: the run whose findings of the
+    # source this run continued (NULL for runs that did not complete or scan it).
+    _optional("previous_run_id", Integer, ForeignKey("runs.run_id", ondelete="SET NULL")),
+    Index("ix_run_sources_source_id_run_id", "source_id", "run_id"),
+)
+
+policies = Table(
+    "policies", metadata,
+    Column("policy_id", Integer, primary_key=True),
+    _required("kind", String(64)),
+    _required("namespace", Text),
+    _required("name", Text),
+    _required("digest", String(128)),
+    _required("title", Text),
+    _required("category", Text),
+    _required("severity", Text),
+    _required("description", Text),
+    _required("failure_action", String(16)),
+    _required("scored", Boolean),
+    UniqueConstraint("kind", "namespace", "name", "digest"),
+)
+
+run_policies = Table(
+    "run_policies", metadata,
+    Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    Column("policy_id", Integer, ForeignKey("policies.policy_id"), primary_key=True, index=True),
+)
+
+# A policy rule's identity across policy versions: (kind, namespace, name, rule).
+checks = Table(
+    "checks", metadata,
+    Column("check_id", Integer, primary_key=True),
+    _required("policy_kind", String(64)),
+    _required("policy_namespace", Text),
+    _required("policy_name", Text),
+    _required("rule", Text),
+    _required("declared_rule", Text),
+    UniqueConstraint("policy_kind", "policy_namespace", "policy_name", "rule"),
+)
+
+resources = Table(
+    "resources", metadata,
+    Column("resource_id", Integer, primary_key=True),
+    _required("source_id", Integer, ForeignKey("sources.source_id")),
+    _required("api_version", Text),
+    _required("kind", Text),
+    _required("namespace", Text),
+    _required("name", Text),
+    UniqueConstraint("source_id", "api_version", "kind", "namespace", "name"),
+)
+
+# Where a run found a resource; a resource found twice in one run has two rows.
+resource_observations = Table(
+    "resource_observations", metadata,
+    Column("observation_id", BigId, primary_key=True),
+    _required("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE")),
+    _required("resource_id", Integer, ForeignKey("resources.resource_id"), index=True),
+    _required("path", Text),
+    _required("document_index", Integer),
+    _optional("item_index", Integer),
+    _optional("line", Integer),
+    _required("commit_sha", String(64)),
+    Index("ix_resource_observations_run_id_resource_id", "run_id", "resource_id"),
+)
+
+results = Table(
+    "results", metadata,
+    Column("observation_id", BigId, primary_key=True),
+    Column("check_id", Integer, primary_key=True),
+    _required("run_id", Integer),
+    _required("resource_id", Integer),
+    _required("policy_id", Integer),
+    _required("status", String(8)),
+    _required("action", String(8)),
+    _required("message", Text),
+    _required("path", Text),
+    CheckConstraint(one_of("status", RESULT_STATUSES), name="status"),
+    # status second: a run's failing rows are a few index ranges, not a scan of the run
+    Index("ix_results_run_id_status_resource_id_check_id", "run_id", "status", "resource_id", "check_id"),
+    sqlite_with_rowid=False,  # stored by (observation, check): no rowid and key index to update
+)
+
+# Result counts of a run per (source, check, namespace, status), written at finish.
+run_tallies = Table(
+    "run_tallies", metadata,
+    Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    Column("source_id", Integer, ForeignKey("sources.source_id"), primary_key=True, index=True),
+    Column("check_id", Integer, ForeignKey("checks.check_id"), primary_key=True, index=True),
+    Column("namespace", Text, primary_key=True),
+    Column("status", String(8), primary_key=True),
+    _required("policy_id", Integer, ForeignKey("policies.policy_id"), index=True),
+    _required("count", Integer),
+)
+
+# Result counts of a run per (source, policy, status): its tallies summed over checks and
+# namespaces, written at finish, so that trends across many runs read a few rows per run.
+run_policy_tallies = Table(
+    "run_policy_tallies", metadata,
+    Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    Column("source_id", Integer, ForeignKey("sources.source_id"), primary_key=True, index=True),
+    Column("policy_id", Integer, ForeignKey("policies.policy_id"), primary_key=True, index=True),
+    Column("status", String(8), primary_key=True),
+    _required("count", Integer),
+)
+
+# One failure's lifecycle: a (resource, check) failing from first seen until it ended.
+findings = Table(
+    "findings", metadata,
+    Column("finding_id", BigId, primary_key=True),
+    _required("source_id", Integer, ForeignKey("sources.source_id")),
+    _required("resource_id", Integer, ForeignKey("resources.resource_id")),
+    _required("check_id", Integer, ForeignKey("checks.check_id"), index=True),
+    _required("policy_id", Integer, ForeignKey("policies.policy_id"), index=True),
+    _optional("first_run_id", Integer, ForeignKey("runs.run_id", ondelete="SET NULL"), index=True),
+    _required("first_seen_at", UTCDateTime),
+    _optional("last_run_id", Integer, ForeignKey("runs.run_id", ondelete="SET NULL"), index=True),
+    _optional("last_seen_at", UTCDateTime),
+    _optional("resolved_run_id", Integer, ForeignKey("runs.run_id", ondelete="SET NULL"), index=True),
+    _optional("resolved_at", UTCDateTime),
+    _optional("end_reason", String(16)),
+    CheckConstraint(one_of("end_reason", END_REASONS), name="end_reason"),
+    Index("ix_findings_resource_id_check_id", "resource_id", "check_id"),
+    Index("ix_findings_source_id_resolved_at", "source_id", "resolved_at"),
+)
+
+scan_errors = Table(
+    "scan_errors", metadata,
+    Column("error_id", BigId, primary_key=True),
+    _required("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), index=True),
+    _optional("source_id", Integer, ForeignKey("sources.source_id"), index=True),
+    _required("kind", String(32)),
+    _required("path", Text),
+    _optional("line", Integer),
+    _required("message", Text),
+)
+
+# A named lease: held by ``owner`` until released or ``expires_at`` passes.
+locks = Table(
+    "locks", metadata,
+    Column("name", String(255), primary_key=True),
+    _required("owner", String(255)),
+    _required("owner_host", String(255)),
+    _required("owner_pid", Integer),
+    _required("acquired_at", UTCDateTime),
+    _required("expires_at", UTCDateTime),
+)
