@@ -2,7 +2,8 @@
 set, SQLite, HTML and JSON reports) against parsing the same files in one process with PyYAML's
 C loader, side by side, at several corpus sizes; optionally against Checkov.
 
-    python benchmarks/bench_scan.py --sizes 1000,10000,50000 [--work DIR] [--checkov VENV_PYTHON [--repeats N]]
+    python benchmarks/bench_scan.py --sizes 1000,10000,50000 [--work DIR]
+        [--checkov VENV_PYTHON [--checkov-runs N] [--repeats N]]
 
 Corpora come from ``../shared/bench/make_corpus.py`` (seed 1), generated into --work once.
 Prints, per size: parse-only seconds, first-scan seconds (new database, Git clone), their ratio,
@@ -87,19 +88,27 @@ def run_size(work: pathlib.Path, size: int, scanner: str) -> dict:
             "us_per_resource": round(scanned["scan_s"] / expected * 1e6)}
 
 
-def checkov(work: pathlib.Path, size: int, python: str, scanner: str, repeats: int) -> None:
-    """Checkov once (its run of a minute evens out the machine's swings), against the median of
-    ``repeats`` scanner runs, each a first scan and a second one, measured around it."""
+def checkov(work: pathlib.Path, size: int, python: str, scanner: str, repeats: int, runs_of_checkov: int) -> None:
+    """Checkov ``runs_of_checkov`` times, against ``repeats`` scanner runs (each a first scan and
+    a second one) dealt out before, between and after them, so that both sample the machine
+    over the same minutes; the ratio is of the medians."""
     path = corpus(work, size)
     checkov_bin = str(pathlib.Path(python).with_name("checkov"))
+    command = [checkov_bin, "-d", str(path / "repo"), "--framework", "kubernetes", "--quiet", "-o", "json"]
     runs = [scans(work, size, scanner)]
-    took, peak, _ = timed([checkov_bin, "-d", str(path / "repo"), "--framework", "kubernetes", "--quiet",
-                           "-o", "json"])
-    runs += [scans(work, size, scanner) for _ in range(repeats - 1)]
+    tooks, peak = [], 0
+    for i in range(runs_of_checkov):
+        took, checkov_peak, _ = timed(command)
+        tooks.append(took)
+        peak = max(peak, checkov_peak)
+        share = (repeats - 1) * (i + 1) // runs_of_checkov - (repeats - 1) * i // runs_of_checkov
+        runs += [scans(work, size, scanner) for _ in range(share)]
+    took = statistics.median(tooks)
     first = statistics.median(r["scan_s"] for r in runs)
     second = statistics.median(r["rescan_s"] for r in runs)
-    print(f"checkov at {size}: {took:.1f} s (peak {peak} MB); scanner scan, median of {len(runs)}: {first:.2f} s "
-          f"-> {took / first:.1f}x faster ({took / second:.1f}x for the second scan, {second:.2f} s); "
+    print(f"checkov at {size}, median of {len(tooks)}: {took:.1f} s ({', '.join(f'{t:.1f}' for t in tooks)}; "
+          f"peak {peak} MB); scanner scan, median of {len(runs)}: {first:.2f} s -> {took / first:.1f}x faster "
+          f"({took / second:.1f}x for the second scan, {second:.2f} s); "
           f"first scans: {', '.join(str(r['scan_s']) for r in runs)}")
 
 
@@ -108,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="1000,10000", help="comma-separated corpus sizes")
     ap.add_argument("--work", type=pathlib.Path, default=pathlib.Path(tempfile.gettempdir()) / "scanner-bench")
     ap.add_argument("--checkov", metavar="PYTHON", help="python of a venv with checkov installed (runs at 2,000)")
-    ap.add_argument("--repeats", type=int, default=5, help="scanner runs compared with the Checkov run")
+    ap.add_argument("--repeats", type=int, default=7, help="scanner runs compared with the Checkov runs")
+    ap.add_argument("--checkov-runs", type=int, default=3, help="Checkov runs (a minute or so each)")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     scanner = str(pathlib.Path(sys.executable).with_name("scanner"))
@@ -127,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{added:>12} {r['rescan_s']:>9} {r['peak_mb']:>8}")
         previous = r
     if args.checkov:
-        checkov(args.work, 2000, args.checkov, scanner, max(args.repeats, 1))
+        checkov(args.work, 2000, args.checkov, scanner, max(args.repeats, 1), max(args.checkov_runs, 1))
     # removed only now: deleting thousands of files just before a timed scan slows the files it
     # writes on some file systems (ext4 mounted with online discard)
     for run_dir in args.work.glob("run-*"):
