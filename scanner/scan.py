@@ -2,7 +2,9 @@
 
 ``run`` is called by ``scanner scan`` and by the scheduler (``run_scheduled``). Policies are
 compiled once; worker processes inherit them and evaluate resources in chunks while the
-main process reads the sources and streams results to the store in batches.
+main process reads the sources and streams results to the store in batches. The run then
+finishes (tallies, findings) in a forked process while this one reads what the reports show
+of its results.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from scanner import forked
 from scanner.config import Config
 from scanner.errors import GitError, Location, ScannerError
 
@@ -83,7 +83,7 @@ def start_git_prefetch(config: Config, only_sources: Iterable[str] = ()) -> GitP
     """Fork the child fetching the scan's Git sources; None when there are none, a named source
     is unknown (the scan fails without fetching), or threads run."""
     wanted = set(only_sources)
-    if wanted - {s.name for s in config.sources} or threading.active_count() > 1 or not hasattr(os, "fork"):
+    if wanted - {s.name for s in config.sources} or not forked.can_fork():
         return None
     sources = [s for s in config.sources if s.type == "git" and (not wanted or s.name in wanted)]
     if not sources:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from scanner import scan_git
+from scanner import forked, scan_git
 from scanner.cli import main
 from scanner.config import load_config
 from scanner.errors import GitError
@@ -25,7 +25,7 @@ from .conftest import Project, pod
 @pytest.fixture(autouse=True)
 def alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """No other thread in this process (a thread pool an earlier test left does not count)."""
-    monkeypatch.setattr(scan_git.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
 
 
 def _head(repo: pathlib.Path) -> str:
@@ -77,7 +77,7 @@ def test_prefetch_starts_only_for_git_sources_and_without_threads(project: Proje
     config = load_config(str(project.config(extra_sources=f"- name: cluster\n  export: {{path: {tmp_path}/export.yaml}}")))
     named = {"unknown-source-named": ["gitops", "nope"], "only-other-sources-named": ["cluster"]}.get(case, [])
     if case == "a-thread-runs":
-        monkeypatch.setattr(scan_git.threading, "active_count", lambda: 2)
+        monkeypatch.setattr(forked.threading, "active_count", lambda: 2)
     prefetch = start_git_prefetch(config, named)
     assert (prefetch is not None) == started
     if prefetch is not None:
