@@ -154,8 +154,11 @@ def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_
 
 def report_data(read: RunResults, outcome: RunOutcome) -> ReportData:
     """The report data of a run from its two parts, read by ``read_run_results`` and
-    ``read_run_outcome``."""
+    ``read_run_outcome`` (of the same run, both with or both without ``findings_only``)."""
     run, summary = outcome.detail.run, outcome.summary
+    if read.run_id != run.run_id or read.findings_only != (summary is not None):
+        raise ValueError(f"report data parts do not match: results of run {read.run_id} (findings only: "
+                         f"{read.findings_only}), outcome of run {run.run_id} (tallies read: {summary is not None})")
     digest_source = ",".join(sorted(p.digest for p in read.policies))
     run_info = RunInfo(
         run_id=run.run_id, started_at=run.started_at, finished_at=run.finished_at,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scanner.engine.types import RuleStatus
-from scanner.report_builder import build_report_data
+from scanner.report_builder import build_report_data, read_run_outcome, read_run_results, report_data
 from scanner.store import PolicyRecord, RunStatus, Store
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan
@@ -68,3 +68,17 @@ def test_trend_leaves_out_a_run_that_read_nothing(store: Store) -> None:
     empty = scan(store, day(3), {}, status=RunStatus.PARTIAL)  # its only source failed
     data = build_report_data(store, empty)
     assert [p.run_id for p in data.trend] == [first, second]
+
+
+@pytest.mark.parametrize(("other_run", "outcome_findings_only"), [
+    pytest.param(True, False, id="outcome-of-another-run"),
+    pytest.param(False, True, id="outcome-with-tallies-for-every-result"),
+])
+def test_report_data_refuses_parts_that_do_not_match(store: Store, other_run: bool,
+                                                     outcome_findings_only: bool) -> None:
+    first, second = _runs(store, [DONE, DONE])
+    read = read_run_results(store, second)
+    outcome = read_run_outcome(store, first if other_run else second, findings_only=outcome_findings_only)
+    with pytest.raises(ValueError, match="report data parts do not match"):
+        report_data(read, outcome)
+    assert report_data(read, read_run_outcome(store, second)) == build_report_data(store, second)
