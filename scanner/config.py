@@ -24,6 +24,8 @@ FAIL_ON = ("enforce", "fail", "error", "never")
 
 @dataclass(frozen=True, slots=True)
 class GitRef:
+    """A Git repository named in the config (a source's or a policy location's): URL, ref, path, access."""
+
     url: str
     ref: str | None = None
     path: str = ""
@@ -36,12 +38,16 @@ class GitRef:
 
 @dataclass(frozen=True, slots=True)
 class PolicyLocation:
+    """Where policies come from: a file or folder, or a folder of a Git repository."""
+
     path: str | None = None
     git: GitRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SourceConfig:
+    """One configured source: a Git repository, cluster export files or a folder, with its filters."""
+
     name: str
     type: str  # git | export | directory
     git: GitRef | None = None
@@ -53,6 +59,8 @@ class SourceConfig:
 
 @dataclass(frozen=True, slots=True)
 class ReportsConfig:
+    """Where the reports of each scan are written, in which formats, with how many runs of trend."""
+
     out: str = "reports"
     formats: tuple[str, ...] = ("html", "json")
     history: int = 30
@@ -60,6 +68,8 @@ class ReportsConfig:
 
 @dataclass(frozen=True, slots=True)
 class ScheduleEntry:
+    """One cron schedule of ``scanner schedule``, in its time zone."""
+
     cron: str
     timezone: str = "UTC"
     location: Location | None = field(default=None, compare=False)  # of ``cron``, for errors
@@ -67,6 +77,8 @@ class ScheduleEntry:
 
 @dataclass(frozen=True, slots=True)
 class ScanConfig:
+    """How a scan runs: workers, the exit-code threshold, the clone cache, the scheduler's grace."""
+
     jobs: int | None = None
     fail_on: str = "enforce"
     cache_dir: str = ".scanner-cache"
@@ -75,6 +87,8 @@ class ScanConfig:
 
 @dataclass(frozen=True, slots=True)
 class Config:
+    """A loaded, validated config file."""
+
     path: str
     digest: str
     database_url: str

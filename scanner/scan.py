@@ -63,6 +63,8 @@ class _Silent:
 
 @dataclass(frozen=True, slots=True)
 class ScanOutcome:
+    """What one scan did, as ``scanner scan`` prints it and maps it to an exit code."""
+
     run_id: int
     status: str
     resources: int
@@ -174,6 +176,8 @@ def policy_record(policy: Policy) -> records.PolicyRecord:
 
 @dataclass(slots=True)
 class _Tally:
+    """The scan's counts as its results are written."""
+
     resources: int = 0
     with_results: int = 0  # resources some rule gave a result for (what the reports count)
     counts: Counter[str] = field(default_factory=Counter)
@@ -184,6 +188,8 @@ class _Tally:
 
 @dataclass(slots=True)
 class _SourceRun:
+    """One source in a scan: its tasks, what they reported, and why it failed if it did."""
+
     cfg: SourceConfig
     source: Any
     tasks: int = 0

@@ -148,6 +148,8 @@ def _raw_json(value: Any) -> str:
 
 @dataclass(slots=True)
 class _Pending:
+    """A context entry registered but not loaded yet (entries load when first used)."""
+
     name: str
     entry: dict
     pattern: re.Pattern[str]

@@ -17,6 +17,8 @@ from scanner.engine.values import Values
 
 @dataclass(frozen=True, slots=True)
 class Environment:
+    """What evaluation may read besides the resource: the evaluator, values, look-ups, CEL params."""
+
     evaluator: Evaluator
     values: Values = field(default_factory=Values)
     loader: ContextLoader | None = None

@@ -30,6 +30,8 @@ def exception_names(keys: Iterable[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PolicyException:
+    """A Kyverno PolicyException, parsed: the rules it names, its match and conditions."""
+
     name: str
     namespace: str
     entries: tuple[tuple[str, tuple[str, ...]], ...]

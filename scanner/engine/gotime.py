@@ -61,6 +61,8 @@ def _days_in_month(y: int, m: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class GoTime:
+    """An instant as Go's ``time.Time`` holds it: nanoseconds since the epoch and a zone offset."""
+
     unix_ns: int
     offset: int = 0  # seconds east of UTC
 

@@ -40,6 +40,8 @@ class ImageReferenceError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ImageInfo:
+    """A container image reference, split as Kyverno's ``images`` variable splits it."""
+
     registry: str
     path: str
     tag: str

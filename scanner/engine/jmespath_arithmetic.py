@@ -24,6 +24,8 @@ _TYPES = "Types mismatch"
 
 @dataclass(frozen=True, slots=True)
 class _Qty:
+    """A quantity operand of JMESPath arithmetic, with the scale Go's inf.Dec gives it."""
+
     q: Quantity
     scale: int  # Go inf.Dec scale of the parsed value (digits after the decimal point)
 

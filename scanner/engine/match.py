@@ -21,6 +21,8 @@ def is_version(segment: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class KindSelector:
+    """One entry of a filter's ``kinds``: group, version, kind and subresource (wildcards allowed)."""
+
     group: str
     version: str
     kind: str
@@ -131,6 +133,8 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class ResourceFilter:
+    """One ``resources`` filter of a match or exclude block, parsed."""
+
     kinds: tuple[KindSelector, ...] = ()
     name: str | None = None
     names: tuple[str, ...] | None = None

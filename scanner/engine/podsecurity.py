@@ -69,6 +69,8 @@ class PodSecurityCheck:
 
 @dataclass(frozen=True, slots=True)
 class PodSecurityResult:
+    """The outcome of a podSecurity rule: status, Kyverno's message and the failed checks."""
+
     status: RuleStatus
     message: str
     checks: tuple[PodSecurityCheck, ...] = ()

@@ -33,6 +33,8 @@ class FieldError:
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
+    """A Pod Security control's failure: its id, reason, detail and field errors."""
+
     id: str
     reason: str
     detail: str
@@ -44,6 +46,8 @@ CheckFn = Callable[[dict[str, Any], dict[str, Any]], CheckResult | None]
 
 @dataclass(frozen=True, slots=True)
 class Control:
+    """A Pod Security control: its level and its check per version."""
+
     id: str
     level: str
     versions: tuple[tuple[Version, CheckFn], ...]

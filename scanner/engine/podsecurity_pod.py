@@ -24,6 +24,8 @@ class PodDecodeError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ExtractedPod:
+    """The pod metadata and spec of a pod or pod controller, as the controls read them."""
+
     metadata: dict[str, Any]
     spec: dict[str, Any]
 

@@ -38,6 +38,8 @@ def action_of(value: Any) -> FailureAction:
 
 @dataclass(frozen=True, slots=True)
 class ActionOverride:
+    """One ``validationFailureActionOverrides`` entry: the action for some namespaces."""
+
     action: FailureAction
     namespaces: tuple[str, ...] | None
     namespace_selector: LabelSelector | None
@@ -77,6 +79,8 @@ class Rule:
 
 @dataclass(slots=True)
 class Policy:
+    """A Kyverno policy, compiled: its validate rules (autogen rules included) and settings."""
+
     kind: str
     name: str
     namespace: str

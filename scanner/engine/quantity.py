@@ -30,6 +30,8 @@ _EXPONENT = re.compile(r"[eE]([+-]?\d+)", re.ASCII)
 
 @dataclass(frozen=True, slots=True)
 class Quantity:
+    """A Kubernetes resource quantity: its exact value and the format it was written in."""
+
     value: Fraction
     format: str
 

@@ -21,6 +21,8 @@ def _valid_key(key: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class LabelSelector:
+    """A Kubernetes label selector, parsed: ``matchLabels`` and ``matchExpressions``."""
+
     match_labels: tuple[tuple[str, str], ...]
     expressions: tuple[tuple[str, str, tuple[str, ...]], ...]
 

@@ -17,6 +17,8 @@ _SEMVER = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Version:
+    """A semantic version (major, minor, patch, pre-release), ordered as semver orders them."""
+
     major: int
     minor: int
     patch: int

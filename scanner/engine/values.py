@@ -12,6 +12,8 @@ from scanner.engine.match import ResourceView, UserInfo
 
 @dataclass(frozen=True, slots=True)
 class Values:
+    """A Kyverno CLI values file, parsed: global, per-resource and per-rule values, namespace labels."""
+
     global_values: dict[str, Any] = field(default_factory=dict)
     # policy name -> resource name -> values
     resource_values: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)

@@ -21,6 +21,8 @@ BOTTOM = 44
 
 @dataclass(frozen=True, slots=True)
 class Bar:
+    """One segment of the trend chart's stacked bars: the failures of one severity in one run."""
+
     x: float
     y: float
     width: float
@@ -32,12 +34,16 @@ class Bar:
 
 @dataclass(frozen=True, slots=True)
 class Tick:
+    """One labelled line of the trend chart's scale."""
+
     y: float
     label: str
 
 
 @dataclass(frozen=True, slots=True)
 class RunLabel:
+    """The label of one run under the trend chart."""
+
     x: float
     text: str
     title: str
@@ -45,6 +51,8 @@ class RunLabel:
 
 @dataclass(frozen=True, slots=True)
 class TrendChart:
+    """The trend chart of a report, laid out for the SVG template."""
+
     width: int
     height: int
     left: int

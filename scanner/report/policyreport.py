@@ -39,6 +39,8 @@ ENGINE_SOURCE = "scanner"
 
 @dataclass(frozen=True, slots=True)
 class ReportFlavour:
+    """The API group, kinds and layout of one PolicyReport flavour."""
+
     api_version: str
     namespaced_kind: str
     cluster_kind: str

@@ -43,6 +43,8 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GitOptions:
+    """How a Git source is fetched: URL, ref, clone cache, depth, credentials, timeout."""
+
     url: str
     ref: str | None = None  # branch, tag or commit; None: the remote's default branch
     cache_dir: str = os.path.join(os.path.expanduser("~"), ".cache", "scanner", "git")

@@ -33,6 +33,8 @@ _SYMLINK, _GITLINK = b"120000", b"160000"
 
 @dataclass(frozen=True, slots=True)
 class _Blob:
+    """A file of a commit's listing: its object id and size."""
+
     oid: str
     size: int
 

@@ -31,6 +31,8 @@ KustomizeMode = Literal["auto", "off"]
 
 @dataclass(slots=True)
 class Kustomization:
+    """A kustomization file of a tree and the directories and files it refers to."""
+
     directory: str  # relative to the tree root, "" for the root itself
     file: str
     references: set[str] = field(default_factory=set)  # directories, tree-relative
@@ -40,6 +42,8 @@ class Kustomization:
 
 @dataclass(frozen=True, slots=True)
 class RenderPlan:
+    """Which overlays of a tree to render, and which files their rendering covers."""
+
     overlays: tuple[str, ...]  # directories to render
     covered: frozenset[str]  # files the rendered overlays read: not read raw again
     patches: frozenset[str]  # patch files (not resources when read raw)
@@ -68,6 +72,8 @@ class RenderPlan:
 
 @dataclass(frozen=True, slots=True)
 class RenderOutput:
+    """One overlay rendered: its objects, or why it could not be rendered."""
+
     overlay: str
     documents: tuple[Any, ...] = ()  # rendered objects, marker removed
     error: str | None = None

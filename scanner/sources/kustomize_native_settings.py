@@ -24,6 +24,8 @@ _LABEL_KEYS = frozenset({"pairs", "includeSelectors", "includeTemplates"})
 
 @dataclass(slots=True)
 class Settings:
+    """A kustomization's settings as the native renderer applies them."""
+
     resources: list[str] = field(default_factory=list)
     namespace: str = ""
     labels: list[tuple[dict[str, str], bool, bool]] = field(default_factory=list)

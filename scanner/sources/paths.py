@@ -133,6 +133,8 @@ def _may_reach(pattern: str, folder: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class TreeFile:
+    """A file of a tree: the path results show and the path to read."""
+
     relpath: str  # "/"-separated, relative to the root, as shown (see ``printable``)
     path: str  # absolute path to read
 
@@ -149,6 +151,8 @@ def printable(relpath: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class UnreadableFolder:
+    """A folder of a tree that could not be listed, and why."""
+
     relpath: str  # "/"-separated, relative to the root ("." for the root itself)
     reason: str  # the OS's words: "Permission denied"
 

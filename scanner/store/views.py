@@ -12,6 +12,8 @@ from scanner.store.records import EndReason, RunStatus, SourceType, Trigger
 
 @dataclass(frozen=True, slots=True)
 class StatusCounts:
+    """Result counts by status."""
+
     passed: int = 0
     failed: int = 0
     warned: int = 0
@@ -38,6 +40,8 @@ class StatusCounts:
 
 @dataclass(frozen=True, slots=True)
 class RunInfo:
+    """A stored run: status, trigger, times, version and counts."""
+
     run_id: int
     status: RunStatus
     trigger: Trigger
@@ -57,6 +61,8 @@ class RunInfo:
 
 @dataclass(frozen=True, slots=True)
 class RunSourceInfo:
+    """What a run saw of one source: its URL, ref, commit and error."""
+
     name: str
     type: SourceType
     url: str
@@ -68,6 +74,8 @@ class RunSourceInfo:
 
 @dataclass(frozen=True, slots=True)
 class RunDetail:
+    """A stored run with its sources and how many policies it evaluated."""
+
     run: RunInfo
     sources: tuple[RunSourceInfo, ...]
     policies: int
@@ -83,6 +91,8 @@ class LatestSourceRun:
 
 @dataclass(frozen=True, slots=True)
 class PolicyInfo:
+    """A stored policy version, with the metadata reports show."""
+
     kind: str
     namespace: str
     name: str
@@ -112,6 +122,8 @@ class ExceptionSkips:
 
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
+    """An error record of a run: a file or a source that could not be read."""
+
     source: str | None
     kind: str
     path: str
@@ -133,6 +145,8 @@ class GroupCount:
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
+    """A run's result counts by status, policy, rule, namespace, severity and source."""
+
     run_id: int
     by_status: StatusCounts
     by_policy: tuple[GroupCount, ...]
@@ -144,6 +158,8 @@ class RunSummary:
 
 @dataclass(frozen=True, slots=True)
 class ResourceRef:
+    """A resource's identity: source, API version, kind, namespace and name."""
+
     source: str
     api_version: str
     kind: str
@@ -153,6 +169,8 @@ class ResourceRef:
 
 @dataclass(frozen=True, slots=True)
 class DiffEntry:
+    """A (resource, rule) whose status differs between two runs."""
+
     resource: ResourceRef
     policy: str
     rule: str
@@ -190,6 +208,8 @@ class TrendPoint:
 
 @dataclass(frozen=True, slots=True)
 class ResourceResult:
+    """One rule's result for a resource in one run."""
+
     policy: str
     rule: str
     status: RuleStatus
@@ -200,6 +220,8 @@ class ResourceResult:
 
 @dataclass(frozen=True, slots=True)
 class ResourceRunEntry:
+    """Where one run found a resource, and the results it gave it."""
+
     run_id: int
     started_at: datetime
     file: str
@@ -212,12 +234,16 @@ class ResourceRunEntry:
 
 @dataclass(frozen=True, slots=True)
 class ResourceHistory:
+    """A resource's results run by run, newest first."""
+
     resource: ResourceRef
     entries: tuple[ResourceRunEntry, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class FindingInfo:
+    """One finding's lifecycle: the failing (resource, rule), when it opened and how it ended."""
+
     finding_id: int
     resource: ResourceRef
     policy: str
@@ -256,6 +282,8 @@ class ReportResult:
 
 @dataclass(frozen=True, slots=True)
 class PruneResult:
+    """What a prune deleted, and before which time."""
+
     cutoff: datetime
     runs: int
     resources: int
