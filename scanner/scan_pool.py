@@ -43,8 +43,8 @@ class WorkerPool:
         self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=setup_process,
                                                            initargs=(setup, self.queue, self.stop))
         self.pool.submit(int)  # forks every worker now
-        if alone:  # the pool's threads, which outlive ``close``
-            self._threads = set(threading.enumerate()) - before
+        if alone:  # the pool's threads, which outlive ``close`` (one still starting ends before its starter)
+            self._threads = {thread for thread in threading.enumerate() if thread.is_alive()} - before
 
     def add(self, tasks: list[ShardTask]) -> None:
         """Hand tasks out; their messages queue up until ``collect`` reads them."""
