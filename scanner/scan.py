@@ -397,7 +397,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
                     tally.failed_sources.append(name)
                     writer.add_source(_source_record(source_run.cfg, source_run.source, "; ".join(source_run.fatal)))
             run_id = writer.run_id
-            workers.join()  # the workers are gone by now: the run may finish in a forked process
+            workers.join()  # the stopped workers and the pool's threads end: the run may finish in a fork
             status = (records.RunStatus.FAILED if len(tally.failed_sources) == len(runs)
                       else records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
             parts = None
