@@ -8,9 +8,8 @@ from datetime import datetime
 from sqlalchemy.orm import DeclarativeBase, Mapped
 
 from scanner.store import tables
-from scanner.store.tables import VERSION_TABLE, UTCDateTime
-
-__all__ = ["VERSION_TABLE", "Base", "UTCDateTime"]
+from scanner.store.tables import VERSION_TABLE as VERSION_TABLE  # for the migrations
+from scanner.store.tables import UTCDateTime as UTCDateTime
 
 
 class Base(DeclarativeBase):
