@@ -381,7 +381,7 @@ def _check_pattern(pattern: Any, problems: list[tuple[str, str]], pointer: str) 
 
 def parse_policy(doc: Any) -> Policy:
     """Validate and compile one policy document; raises ``InvalidPolicyError``."""
-    from scanner.engine import autogen, policy_checks
+    from scanner.engine import autogen, policy_checks, policy_variables
     from scanner.engine.digest import content_digest
 
     problems: list[tuple[str, str]] = []
@@ -435,13 +435,12 @@ def parse_policy(doc: Any) -> Policy:
         rp = f"/spec/rules/{i}"
         if not policy_checks.check_rule_shape(raw, problems, rp, seen_names):
             continue
-        contexts: list[tuple[str, str]] = []
-        policy_checks.check_context(raw.get("context"), problems, rp + "/context", contexts)
+        policy_checks.check_context(raw.get("context"), problems, rp + "/context", [])
         validate = raw.get("validate") if isinstance(raw.get("validate"), dict) else {}
         for path, fe in _foreach_entries(validate.get("foreach")):
             policy_checks.check_context(fe.get("context"), problems, f"{rp}/validate/foreach/{path}/context",
-                                        contexts, nested=True)
-        policy_checks.check_rule_variables(raw, problems, rp, background, contexts)
+                                        [], nested=True)
+        policy_variables.check_rule_variables(raw, problems, rp, background)
         policy_checks.check_conditions(raw.get("preconditions"), problems, rp + "/preconditions")
         if isinstance(validate.get("deny"), dict):
             policy_checks.check_conditions(validate["deny"].get("conditions"), problems,

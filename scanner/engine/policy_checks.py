@@ -15,13 +15,6 @@ _RULE_TYPES = ("validate", "mutate", "generate", "verifyImages")
 _RESERVED_CONTEXT = ("images", "request", "serviceAccountName", "serviceAccountNamespace",
                      "element", "elementIndex")
 _CONTEXT_SOURCES = ("configMap", "apiCall", "variable", "imageRegistry", "globalReference")
-_USER_INFO_VAR = re.compile(
-    r"[^.](serviceAccountName|serviceAccountNamespace|request\.userInfo|request\.roles|request\.clusterRoles)\b")
-# the variables Kyverno allows without a context entry, searched anywhere in the expression
-_ALLOWED = re.compile(
-    r"request|serviceAccountName|serviceAccountNamespace|element|elementIndex|@|images|image|([a-z_0-9]+\()[^{}]")
-_ALLOWED_BACKGROUND = re.compile(r"request\.|element|elementIndex|@|images|images\.|image\.|([a-z_0-9]+\()[^{}]")
-_MULTI_SELECT = re.compile(r"^\s*\[\s*([^\[\]]+)\]\s*")
 _OPERATIONS = {"CREATE", "UPDATE", "DELETE", "CONNECT"}
 _SUBJECT_KEYS = ("kind", "apiGroup", "name", "namespace")
 _REQUIREMENT_KEYS = ("key", "operator", "values")
@@ -49,14 +42,6 @@ def walk_strings(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
     elif isinstance(value, list):
         for i, v in enumerate(value):
             yield from walk_strings(v, f"{pointer}/{i}")
-
-
-def variables_in(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
-    for ptr, text in walk_strings(value, pointer):
-        if "{{" in text:
-            for m in _VARIABLE.finditer(text):
-                expr = m.group(1).replace("{{", "").strip()
-                yield ptr, expr[1:].strip() if expr.startswith("-") else expr
 
 
 def check_policy_fields(meta: dict, spec: dict, problems: Problems) -> None:
@@ -219,48 +204,6 @@ def _check_image_reference(reference: Any, problems: Problems, pointer: str) -> 
             parse_reference(reference)
         except ImageReferenceError as exc:
             problems.append((pointer, f"bad image: {reference}: {exc}"))
-
-
-def _context_patterns(contexts: list[tuple[str, str]]) -> list[str]:
-    """The wildcard patterns a declared context entry makes valid (``addContextVariables``)."""
-    patterns = []
-    for name, source in contexts:
-        if source == "configMap":
-            patterns += [f"{name}.data", f"{name}.metadata", f"{name}.data.*", f"{name}.metadata.*"]
-        else:
-            patterns.append(f"{name}*")
-    return patterns
-
-
-def _variable_allowed(expr: str, allowed: re.Pattern[str], patterns: list[str]) -> bool:
-    """Kyverno's mock context: the variable (quotes removed) must contain an allowed root anywhere, or
-    match a context pattern; a leading multi-select list is allowed when each of its identifiers is."""
-    def known(text: str) -> bool:
-        return bool(allowed.search(text)) or any(wildcard.match(p, text) for p in patterns)
-
-    query = expr.replace('"', "")
-    if known(query) or query.lstrip("(! \t").startswith(("'", "`")):
-        return True  # Kyverno refuses a literal-led expression too; it is kept valid here (a safe difference)
-    multi = _MULTI_SELECT.match(query)
-    return bool(multi) and all(known(i.strip()) for i in multi.group(1).split(",") if i.strip())
-
-
-def check_rule_variables(rule: dict, problems: Problems, pointer: str, background: bool,
-                         contexts: list[tuple[str, str]]) -> None:
-    for part in ("match", "exclude"):
-        for ptr, _expr in variables_in(rule.get(part), f"{pointer}/{part}"):
-            problems.append((ptr, f"variables are not allowed in {part}"))
-    body = {k: v for k, v in rule.items() if k not in ("match", "exclude", "name")}
-    allowed = _ALLOWED_BACKGROUND if background else _ALLOWED
-    patterns = _context_patterns(contexts)
-    for ptr, expr in variables_in(body, pointer):
-        in_rule = ptr[len(pointer):]  # Kyverno's path within the rule
-        if expr.startswith("element") and "/foreach/" not in in_rule:
-            problems.append((ptr, f"variable '{expr}' present outside of foreach at path {in_rule}"))
-        if background and _USER_INFO_VAR.search("{" + expr):
-            problems.append((ptr, f"variable {expr!r} is not allowed when background is true"))
-        if not _variable_allowed(expr, allowed, patterns):
-            problems.append((ptr, f"variable {expr!r} is not defined (not a built-in variable nor a context entry)"))
 
 
 def check_label_values(validate: dict, problems: Problems, pointer: str) -> None:
