@@ -222,7 +222,8 @@ def _request(suite: Suite, policy: Policy, resource: dict, operation: str | None
              labels: Callable[[str], dict | None]) -> Request:
     name = str((resource.get("metadata") or {}).get("name") or "")
     op = operation or suite.values.operation(policy.name, name)
-    return Request(operation=op, user=suite.user, namespace_labels=labels)
+    # as the Kyverno CLI: kinds compared as written (no API server converts older versions)
+    return Request(operation=op, user=suite.user, namespace_labels=labels, served_versions=False)
 
 
 def _has_name(resource: dict, wanted: str) -> bool:

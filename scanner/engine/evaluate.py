@@ -255,7 +255,8 @@ def evaluate_policy(
 def _fails_before_update(policy: Policy, rule: Rule, resource: dict, request: Request,
                          view: ResourceView, env: Environment) -> bool:
     """The old object (offline: the same object) evaluated as a CREATE also fails (spec 13.2)."""
-    old_request = Request(operation="CREATE", user=None, namespace_labels=request.namespace_labels)
+    old_request = Request(operation="CREATE", user=None, namespace_labels=request.namespace_labels,
+                          served_versions=request.served_versions)
     if not rule.match.matches(view, old_request) or is_excluded(rule.exclude, view, old_request):
         return False
     outcome = _Evaluation(policy, resource, old_request, view, env, simulated_create=True).run(rule)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.engine import wildcard
+from scanner.engine.api_versions import equivalent_versions
 from scanner.engine.selector import LabelSelector, parse_selector
 
 _VERSION = re.compile(r"v[0-9]+((alpha|beta)[0-9]+)?|\*")
@@ -129,6 +130,10 @@ class Request:
     operation: str = "CREATE"
     user: UserInfo | None = None
     namespace_labels: NamespaceLabels = lambda _ns: None
+    # the request comes through an API server, which converts a resource written in an older
+    # group/version to one it serves today before Kyverno's webhook sees it (matchPolicy:
+    # Equivalent); False: kinds are compared as written, as the Kyverno CLI compares them
+    served_versions: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +163,9 @@ class ResourceFilter:
     # kinds and nothing else (no names, namespaces, selectors, operations or user info): the
     # filter matches by the resource's kind alone, whether it matches, excludes or excepts
     kinds_only: bool = field(init=False, compare=False, repr=False)
-    # whether the kinds match, by (group, version, kind): resources repeat a few kinds
-    _kind_hits: dict[tuple[str, str, str], bool] = field(
+    # whether the kinds match, by (group, version, kind, subresource, served versions): resources
+    # repeat a few kinds
+    _kind_hits: dict[tuple[str, str, str, str, bool], bool] = field(
         init=False, compare=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -191,7 +197,8 @@ class ResourceFilter:
         # list conditions apply only when non-empty (len(...) > 0 in Kyverno)
         if self.operations and request.operation not in self.operations:
             return False
-        if self.kinds and not self._kinds_match(res.group, res.version, res.kind, res.subresource):
+        if self.kinds and not self._kinds_match(res.group, res.version, res.kind, res.subresource,
+                                                request.served_versions):
             return False
         if self.name is not None and not wildcard.match(self.name, res.name):
             return False
@@ -218,13 +225,17 @@ class ResourceFilter:
                 return False
         return not use_user_info or self._user_matches(request.user)
 
-    def _kinds_match(self, group: str, version: str, kind: str, subresource: str) -> bool:
-        key = (group, version, kind, subresource)
+    def _kinds_match(self, group: str, version: str, kind: str, subresource: str, served: bool) -> bool:
+        """Whether a kinds entry names the resource; with ``served``, in its own group/version or in
+        one the API server serves it at today (an ``extensions/v1beta1`` DaemonSet as ``apps/v1``)."""
+        key = (group, version, kind, subresource, served)
         hit = self._kind_hits.get(key)
         if hit is None:
             if len(self._kind_hits) >= _KIND_HITS_LIMIT:
                 self._kind_hits.clear()
-            hit = self._kind_hits[key] = any(k.matches(group, version, kind, subresource) for k in self.kinds)
+            versions = equivalent_versions(group, version, kind) if served else ((group, version),)
+            hit = self._kind_hits[key] = any(
+                k.matches(g, v, kind, subresource) for g, v in versions for k in self.kinds)
         return hit
 
     def _user_matches(self, user: UserInfo | None) -> bool:
@@ -256,17 +267,21 @@ class MatchBlock:
     mode: str
     filters: tuple[ResourceFilter, ...]
     # whether the block matches, by (group, version, kind, subresource), when its filters
-    # name kinds and nothing else: the answer then depends on the kind alone
+    # name kinds and nothing else: the answer then depends on the kind alone (and on whether
+    # the API server's served versions count: one table each way)
     _kind_hits: dict[tuple[str, str, str, str], bool] | None = field(
+        init=False, compare=False, repr=False, default=None)
+    _literal_kind_hits: dict[tuple[str, str, str, str], bool] | None = field(
         init=False, compare=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if self.filters and all(f.kinds_only for f in self.filters):
             object.__setattr__(self, "_kind_hits", {})
+            object.__setattr__(self, "_literal_kind_hits", {})
 
     def matches(self, res: ResourceView, request: Request, *, exclude: bool = False,
                 exception: bool = False) -> bool:
-        hits = self._kind_hits
+        hits = self._kind_hits if request.served_versions else self._literal_kind_hits
         if hits is not None:
             key = res.kind_key
             hit = hits.get(key)
