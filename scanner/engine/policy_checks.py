@@ -235,6 +235,26 @@ def check_label_values(validate: dict, problems: Problems, pointer: str) -> None
                             problems.append((f"{mp}/{tag}/{_escape(k)}", f"{tag} values must be strings"))
 
 
+# what each rule part decodes into (Kyverno's Rule type): any other JSON kind fails to decode
+_RULE_PART_SHAPES: dict[str, tuple[type, str]] = {
+    "validate": (dict, "v1.Validation"), "mutate": (dict, "v1.Mutation"), "generate": (dict, "v1.Generation"),
+    "verifyImages": (list, "[]v1.ImageVerification"),
+}
+
+
+def json_kind(value: Any) -> str:
+    """The JSON kind of a value, as Go's decoder names it in an unmarshal error."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    return "number" if isinstance(value, (int, float)) else "null"
+
+
 def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str]) -> bool:
     if not isinstance(rule, dict):
         problems.append((pointer, "rule must be an object"))
@@ -248,6 +268,11 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
     if name in names:
         problems.append((pointer + "/name", f"duplicate rule name {name!r}"))
     names.add(name)
+    for key, (shape, go_type) in _RULE_PART_SHAPES.items():
+        value = rule.get(key)
+        if value is not None and not isinstance(value, shape):
+            problems.append((f"{pointer}/{key}", f"json: cannot unmarshal {json_kind(value)} into Go struct field "
+                                                 f"Rule.spec.rules.{key} of type {go_type}"))
     types = [t for t in _RULE_TYPES if rule.get(t)]
     if len(types) != 1:
         problems.append((pointer, "a rule must have exactly one of validate, mutate, generate, verifyImages"

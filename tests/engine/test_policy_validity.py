@@ -102,6 +102,18 @@ ANY_KINDS = "/spec/rules/0/match/any/0/resources/kinds"
                      "/spec/rules/0/match/any/0/subjects", "must be a list", id="subjects-not-a-list"),
         pytest.param(policy(rule(extra=", exclude: {any: [{resources: {kinds: [Pod], name: 123}}]}")),
                      "/spec/rules/0/exclude/any/0/resources/name", "must be a string", id="name-not-a-string"),
+        pytest.param(policy("[{name: r, match: {any: [{resources: {kinds: [Pod]}}]}, validate: [{pattern: {}}]}]"),
+                     "/spec/rules/0/validate",
+                     "json: cannot unmarshal array into Go struct field Rule.spec.rules.validate of type v1.Validation",
+                     id="validate-written-as-a-list"),
+        pytest.param(policy("[{name: r, match: {any: [{resources: {kinds: [Pod]}}]}, mutate: patch}]"),
+                     "/spec/rules/0/mutate",
+                     "json: cannot unmarshal string into Go struct field Rule.spec.rules.mutate of type v1.Mutation",
+                     id="mutate-written-as-a-string"),
+        pytest.param(policy("[{name: r, match: {any: [{resources: {kinds: [Pod]}}]}, "
+                            "verifyImages: {imageReferences: ['*']}}]"),
+                     "/spec/rules/0/verifyImages", "cannot unmarshal object into Go struct field "
+                     "Rule.spec.rules.verifyImages of type []v1.ImageVerification", id="verify-images-not-a-list"),
     ],
 )
 def test_policy_validity_rejects(doc: dict, pointer: str, text: str) -> None:
