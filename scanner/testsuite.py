@@ -329,14 +329,14 @@ def _compare(suite: Suite) -> list[TestRow]:
         expected = str(entry.get("result") or entry.get("status") or "")
         operation = entry.get("operation")
         policy = policies.get(policy_name)
-        if policy is None:
+        if policy is None:  # refused, of a kind not evaluated, or absent: never a pass
             invalid = policy_name in suite.policies.invalid_names
             unsupported = next((u for u in suite.policies.unsupported if u.name == policy_name), None)
-            reason = ("invalid policy" if invalid else unsupported.message if unsupported is not None
-                      else "policy not found")
-            actual = "skip" if invalid else "notsupported" if unsupported is not None else "notfound"
+            reason = (f"invalid policy {policy_name}: refused when loading (see its errors)" if invalid
+                      else unsupported.message if unsupported is not None else "policy not found")
+            actual = "invalid" if invalid else "notsupported" if unsupported is not None else "notfound"
             rows.append(TestRow(policy_name, rule, str(entry.get("kind") or ""), "",
-                                ",".join(names), expected, actual, invalid, reason))
+                                ",".join(names), expected, actual, False, reason))
             continue
         accepted = {rule, f"autogen-{rule}", f"autogen-cronjob-{rule}"} if rule else None
         for resource in _candidates(suite.resources, entry, names):

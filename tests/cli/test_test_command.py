@@ -75,9 +75,49 @@ def test_test_command_invalid_policy_is_reported_not_dropped(tmp_path: pathlib.P
     (tmp_path / "kyverno-test.yaml").write_text(
         "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policy.yaml]\n"
         "resources: [r.yaml]\nresults:\n- {policy: bad, rule: r, kind: Pod, resources: [x], result: pass}\n")
-    _, out, _ = run(capsys, "test", str(tmp_path))
+    code, out, _ = run(capsys, "test", str(tmp_path))
     assert "policy.yaml:7:" in out and "at least one kind is required" in out
     assert "invalid policy" in out
+    assert out.rstrip().splitlines()[-1] == "0 passed, 1 failed"
+    assert code == 1
+
+
+REFUSED_SUITE = ("apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {{name: t}}\npolicies: [policy.yaml]\n"
+                 "resources: [r.yaml]\nresults:\n- {{policy: p, rule: r, kind: Pod, resources: [x], result: {result}}}\n")
+REFUSED_POLICY = ("apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n  rules:\n"
+                  "  - name: r\n    match: {any: [{resources: {kinds: [Pod]}}]}\n")
+
+
+@pytest.mark.parametrize(
+    ("validate", "expected"),
+    [
+        pytest.param("    validate:\n    - pattern: {metadata: {name: x}}\n", "skip",
+                     id="validate-written-as-a-list-expected-skip"),
+        pytest.param("    validate:\n    - pattern: {metadata: {name: x}}\n", "pass",
+                     id="validate-written-as-a-list-expected-pass"),
+        pytest.param("    validate: {message: '{{ nope }}', deny: {}}\n", "fail", id="undefined-variable"),
+    ],
+)
+def test_test_command_refused_policy_fails_its_expectations(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+                                                           validate: str, expected: str) -> None:
+    (tmp_path / "policy.yaml").write_text(REFUSED_POLICY + validate)
+    (tmp_path / "r.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n")
+    (tmp_path / "kyverno-test.yaml").write_text(REFUSED_SUITE.format(result=expected))
+    code, out, _ = run(capsys, "test", str(tmp_path), "--output", "json")
+    [row] = json.loads(out)["tests"][0]["results"]
+    assert (row["actual"], row["ok"]) == ("invalid", False)
+    assert "invalid policy p" in row["reason"]
+    assert code == 1
+
+
+def test_apply_validate_written_as_a_list_is_a_located_policy_error(tmp_path: pathlib.Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "policy.yaml").write_text(REFUSED_POLICY + "    validate:\n    - pattern: {metadata: {name: x}}\n")
+    (tmp_path / "r.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n")
+    code, _, err = run(capsys, "apply", str(tmp_path / "policy.yaml"), "--resource", str(tmp_path / "r.yaml"))
+    assert "policy.yaml:9:5 (/spec/rules/0/validate)" in err
+    assert "cannot unmarshal array into Go struct field Rule.spec.rules.validate of type v1.Validation" in err
+    assert code == 2
 
 
 def test_apply_reports_failures_and_exits_1_on_enforce(capsys: pytest.CaptureFixture[str]) -> None:
