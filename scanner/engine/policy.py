@@ -289,7 +289,8 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
                            problems: list[tuple[str, str]], pointer: str) -> None:
     """Conditions, CEL programs and JMESPath expressions, compiled once at load."""
     from scanner.engine.conditions import parse_conditions
-    from scanner.engine.jmespath_dialect import JMESPathError, compile_expression
+    from scanner.engine.policy_checks import jmespath_syntax_problem
+    from scanner.engine.policy_variables import checked_body
     from scanner.engine.variables import find_variables
 
     if raw.get("preconditions") is not None:
@@ -311,17 +312,17 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
                                                  preconditions=raw.get("celPreconditions"))
         except CelCompileError as exc:
             problems.append((pointer + exc.pointer, exc.message))
-    body = {k: v for k, v in raw.items() if k not in ("match", "exclude", "name")}
-    for ptr, text in walk_strings(body, pointer):
+    # Kyverno parses each variable (attestation conditions left out); a function it does not know
+    # fails when the rule is evaluated
+    for ptr, text in walk_strings(checked_body(raw), pointer):
         if "{{" not in text:
             continue
         for expr in find_variables(text):
             if "{{" in expr or expr == "@":
                 continue
-            try:
-                compile_expression(expr)
-            except JMESPathError as exc:
-                problems.append((ptr, f"invalid variable {{{{{expr}}}}}: {exc}"))
+            problem = jmespath_syntax_problem(expr)
+            if problem:
+                problems.append((ptr, f"invalid variable {{{{{expr}}}}}: {problem}"))
     # Kyverno does not parse foreach lists when validating a policy: a bad list is a runtime error (spec 9.2)
     _check_foreach_shape(validate.get("foreach"), pointer + "/validate/foreach", problems)
     rule.extra["uses_context"] = bool(

@@ -9,12 +9,15 @@ from typing import Any
 
 from scanner.engine import wildcard
 from scanner.engine.conditions import OPERATORS
+from scanner.engine.jmespath_dialect import JMESPathError, compile_expression
 
 _VARIABLE = re.compile(r"(?<!\\)\{\{(.*?)\}\}", re.DOTALL)
 _RULE_TYPES = ("validate", "mutate", "generate", "verifyImages")
 _RESERVED_CONTEXT = ("images", "request", "serviceAccountName", "serviceAccountNamespace",
                      "element", "elementIndex")
 _CONTEXT_SOURCES = ("configMap", "apiCall", "variable", "imageRegistry", "globalReference")
+_CONTEXT_TYPES = {"configMap": "ConfigMapReference", "apiCall": "ContextAPICall", "variable": "Variable",
+                  "imageRegistry": "ImageRegistry", "globalReference": "GlobalContextEntryReference"}
 _OPERATIONS = {"CREATE", "UPDATE", "DELETE", "CONNECT"}
 _SUBJECT_KEYS = ("kind", "apiGroup", "name", "namespace")
 _REQUIREMENT_KEYS = ("key", "operator", "values")
@@ -151,7 +154,9 @@ def check_context(entries: Any, problems: Problems, pointer: str, names: list[tu
         sources = [s for s in _CONTEXT_SOURCES if entry.get(s) is not None]
         shape = [s for s in sources if not isinstance(entry[s], dict)]
         for source in shape:
-            problems.append((f"{ep}/{source}", "must be an object"))
+            problems.append((f"{ep}/{source}", f"json: cannot unmarshal {json_kind(entry[source])} into Go struct "
+                                               f"field ContextEntry.spec.rules.context.{source} of type "
+                                               f"v1.{_CONTEXT_TYPES[source]}"))
         if nested:
             names.extend((str(name), s) for s in sources)
             continue
@@ -172,8 +177,6 @@ def check_context(entries: Any, problems: Problems, pointer: str, names: list[tu
 
 def _check_source(source: str, body: dict, problems: Problems, pointer: str) -> None:
     """The per-source checks of Kyverno's ``validateRuleContext``."""
-    from scanner.engine.jmespath_dialect import JMESPathError, compile_expression
-
     if source == "variable":
         if body.get("value") is None and not body.get("jmesPath"):
             problems.append((pointer, "a variable needs value or jmesPath"))
@@ -187,10 +190,26 @@ def _check_source(source: str, body: dict, problems: Problems, pointer: str) -> 
         _check_image_reference(body.get("reference"), problems, pointer + "/reference")
     expr = body.get("jmesPath")
     if isinstance(expr, str) and expr and not _VARIABLE.search(expr):
+        problem = jmespath_syntax_problem(expr)
+        if problem:
+            problems.append((pointer + "/jmesPath", f"invalid JMESPath {expr!r}: {problem}"))
+
+
+def jmespath_syntax_problem(expr: str) -> str | None:
+    """Why ``expr`` does not parse as JMESPath, or None. Kyverno's validator only parses (go-jmespath's
+    Compile): a call of a function it does not know is an error when the rule is evaluated, not when
+    the policy is loaded."""
+    import jmespath
+    from jmespath import exceptions as jp_exceptions
+
+    try:
+        compile_expression(expr)
+    except JMESPathError as exc:
         try:
-            compile_expression(expr)
-        except JMESPathError as exc:
-            problems.append((pointer + "/jmesPath", f"invalid JMESPath {expr!r}: {exc}"))
+            jmespath.compile(expr)
+        except (jp_exceptions.JMESPathError, RecursionError, ValueError):
+            return str(exc)  # it does not parse: the dialect's message says why
+    return None
 
 
 def _check_image_reference(reference: Any, problems: Problems, pointer: str) -> None:

@@ -114,6 +114,9 @@ ANY_KINDS = "/spec/rules/0/match/any/0/resources/kinds"
                             "verifyImages: {imageReferences: ['*']}}]"),
                      "/spec/rules/0/verifyImages", "cannot unmarshal object into Go struct field "
                      "Rule.spec.rules.verifyImages of type []v1.ImageVerification", id="verify-images-not-a-list"),
+        pytest.param(policy(rule(extra=", context: [{name: v, variable: 'request.object'}]")),
+                     "/spec/rules/0/context/0/variable", "json: cannot unmarshal string into Go struct field "
+                     "ContextEntry.spec.rules.context.variable of type v1.Variable", id="context-variable-not-an-object"),
     ],
 )
 def test_policy_validity_rejects(doc: dict, pointer: str, text: str) -> None:
@@ -141,4 +144,52 @@ def test_policy_validity_rejects(doc: dict, pointer: str, text: str) -> None:
     ],
 )
 def test_policy_validity_accepts(doc: dict) -> None:
+    assert problems_of(doc) == []
+
+
+UNKNOWN_LIST = ("{foreach: [{list: 'nope(request.object.spec.containers)', "
+                "deny: {conditions: {any: [{key: '{{ element.name }}', operator: Equals, value: x}]}}}]}")
+UNKNOWN_KEY = ("{foreach: [{list: request.object.spec.containers, "
+               "deny: {conditions: {any: [{key: '{{ nope(element.name) }}', operator: Equals, value: x}]}}}]}")
+
+
+@pytest.mark.parametrize(
+    ("validate", "status", "message"),
+    [
+        pytest.param(UNKNOWN_LIST, "error", "failed to evaluate list", id="unknown-function-in-a-foreach-list"),
+        pytest.param(UNKNOWN_KEY, "error", "Unknown function: nope()", id="unknown-function-in-a-foreach-deny-key"),
+        # a deny message that cannot be substituted is left out, as Kyverno's getDenyMessage leaves it out
+        pytest.param("{message: '{{ nope(request.object.kind) }}', deny: {}}", "fail", "",
+                     id="unknown-function-in-the-deny-message"),
+    ],
+)
+def test_unknown_function_is_an_evaluation_error_not_a_load_error(validate: str, status: str, message: str) -> None:
+    # Kyverno's validator only parses JMESPath (go-jmespath's Compile); a function is looked up when the
+    # rule runs
+    from scanner.engine.evaluate import evaluate_policy
+
+    compiled = parse_policy(policy(rule(validate=validate)))
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    [result] = evaluate_policy(compiled, pod)
+    assert str(result.status) == status, result
+    assert message in result.message if message else result.message == "", result
+
+
+@pytest.mark.parametrize(
+    ("validate", "extra", "pointer"),
+    [
+        pytest.param("{message: '{{ request.object.( }}', deny: {}}", "", "/spec/rules/0/validate/message",
+                     id="variable-that-does-not-parse"),
+        pytest.param(PATTERN, ", context: [{name: v, variable: {jmesPath: 'a.('}}]",
+                     "/spec/rules/0/context/0/variable/jmesPath", id="context-jmespath-that-does-not-parse"),
+    ],
+)
+def test_jmespath_that_does_not_parse_is_refused(validate: str, extra: str, pointer: str) -> None:
+    found = problems_of(policy(rule(validate=validate, extra=extra)))
+    assert [p for p, _ in found] == [pointer], found
+
+
+def test_unknown_function_in_a_context_entry_loads() -> None:
+    doc = policy(rule(extra=", context: [{name: v, variable: {jmesPath: 'nope(request.object)'}}]"))
     assert problems_of(doc) == []
