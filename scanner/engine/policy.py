@@ -436,11 +436,12 @@ def parse_policy(doc: Any) -> Policy:
         rp = f"/spec/rules/{i}"
         if not policy_checks.check_rule_shape(raw, problems, rp, seen_names):
             continue
-        policy_checks.check_context(raw.get("context"), problems, rp + "/context", [])
+        policy_checks.check_context(raw.get("context"), problems, rp + "/context")
         validate = raw.get("validate") if isinstance(raw.get("validate"), dict) else {}
-        for path, fe in _foreach_entries(validate.get("foreach")):
-            policy_checks.check_context(fe.get("context"), problems, f"{rp}/validate/foreach/{path}/context",
-                                        [], nested=True)
+        for where, entries in _nested_context_holders(raw):  # only decoded by Kyverno: their shape
+            for path, fe in entries:
+                policy_checks.check_context(fe.get("context"), problems, f"{rp}/{where}/{path}/context",
+                                            nested=True)
         policy_variables.check_rule_variables(raw, problems, rp, background)
         policy_checks.check_conditions(raw.get("preconditions"), problems, rp + "/preconditions")
         if isinstance(validate.get("deny"), dict):
@@ -505,6 +506,21 @@ def parse_policy(doc: Any) -> Policy:
                     generated.setdefault(k, []).append(rule)
         policy.autogen_rules = generated
     return policy
+
+
+def _nested_context_holders(rule: dict) -> list[tuple[str, list[tuple[str, dict]]]]:
+    """The foreach entries (nested ones included) and mutate targets of a rule, which may hold context
+    entries, by the part of the rule they are in."""
+    validate, mutate, generate = (rule.get(k) if isinstance(rule.get(k), dict) else {}
+                                  for k in ("validate", "mutate", "generate"))
+    targets = mutate.get("targets")
+    return [
+        ("validate/foreach", _foreach_entries(validate.get("foreach"))),
+        ("mutate/foreach", _foreach_entries(mutate.get("foreach"))),
+        ("mutate/targets", [(str(i), t) for i, t in enumerate(targets if isinstance(targets, list) else [])
+                            if isinstance(t, dict)]),
+        ("generate/foreach", _foreach_entries(generate.get("foreach"))),
+    ]
 
 
 def _foreach_entries(raw: Any, prefix: str = "") -> list[tuple[str, dict]]:

@@ -133,9 +133,8 @@ def _go_kind(value: Any) -> str:
     return "map" if isinstance(value, dict) else "bool" if isinstance(value, bool) else "float64"
 
 
-def check_context(entries: Any, problems: Problems, pointer: str, names: list[tuple[str, str]],
-                  *, nested: bool = False) -> None:
-    """Check context entries; appends (name, source type) of the declared ones to ``names``.
+def check_context(entries: Any, problems: Problems, pointer: str, *, nested: bool = False) -> None:
+    """Check context entries (what they declare: ``policy_variables.declared_variables``).
 
     Kyverno validates the rule's own entries (``validateRuleContext``); the entries of a foreach
     (``nested``) are only decoded, so for them only the shape is checked.
@@ -158,7 +157,6 @@ def check_context(entries: Any, problems: Problems, pointer: str, names: list[tu
                                                f"field ContextEntry.spec.rules.context.{source} of type "
                                                f"v1.{_CONTEXT_TYPES[source]}"))
         if nested:
-            names.extend((str(name), s) for s in sources)
             continue
         if not isinstance(name, str) or not name:
             problems.append((ep + "/name", "context entry name is required"))
@@ -172,7 +170,6 @@ def check_context(entries: Any, problems: Problems, pointer: str, names: list[tu
             continue
         if not shape:
             _check_source(sources[0], entry[sources[0]], problems, f"{ep}/{sources[0]}")
-        names.append((name, sources[0]))
 
 
 def _check_source(source: str, body: dict, problems: Problems, pointer: str) -> None:
