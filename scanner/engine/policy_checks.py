@@ -282,7 +282,7 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
     if len(name) > 63:
         problems.append((pointer + "/name", "rule name must be at most 63 characters"))
     if name in names:
-        problems.append((pointer + "/name", f"duplicate rule name {name!r}"))
+        problems.append((pointer + "/name", f"Duplicate rule name: '{name}'"))
     names.add(name)
     for key, (shape, go_type) in _RULE_PART_SHAPES.items():
         value = rule.get(key)
@@ -291,8 +291,10 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
                                                  f"Rule.spec.rules.{key} of type {go_type}"))
     types = [t for t in _RULE_TYPES if rule.get(t)]
     if len(types) != 1:
-        problems.append((pointer, "a rule must have exactly one of validate, mutate, generate, verifyImages"
-                         + (f" (found {', '.join(types)})" if types else "")))
+        operations = "mutate,validate,generate,verifyImages"
+        problems.append((pointer, f"No operation defined in the rule '{name}'.(supported operations: {operations})"
+                         if not types else f"Multiple operations defined in the rule '{name}', only one operation "
+                         f"({operations}) is allowed per rule (found {', '.join(types)})"))
     validate = rule.get("validate")
     if isinstance(validate, dict):
         action = validate.get("failureAction")

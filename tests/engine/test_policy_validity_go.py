@@ -146,7 +146,7 @@ VALIDATE_GO_REJECTS = [
                  id="Test_Validate_PreconditionsValuesList_KeyRequestOperation_UnknownItem"),
     pytest.param(policy(ERROR_FORMAT_RULES), "/spec/rules/1/match/resources/kinds", "at least one kind",
                  id="Test_Validate_ErrorFormat-kindless-match"),
-    pytest.param(policy(ERROR_FORMAT_RULES), "/spec/rules/2/name", "duplicate rule name",
+    pytest.param(policy(ERROR_FORMAT_RULES), "/spec/rules/2/name", "Duplicate rule name",
                  id="Test_Validate_ErrorFormat-duplicate-name"),
     # the Go rules have no kind and no validate block; both are added so that only the user info is at fault
     pytest.param(policy(rule(match="{resources: {kinds: [Pod]}, roles: ['ns:a', 'ns:b']}")),
@@ -404,7 +404,7 @@ CONTAINERS = "{containers: [{name: '*', securityContext: {allowPrivilegeEscalati
 TEMPLATE = "{spec: {template: {spec: %s}}}"
 
 FACTORY_GO_REJECTS = [
-    pytest.param(policy(rule(validate="{}")), RULE, "exactly one of", id="Test_Validate_OverlayPattern_Empty"),
+    pytest.param(policy(rule(validate="{}")), RULE, "No operation defined in the rule", id="Test_Validate_OverlayPattern_Empty"),
     pytest.param(policy(rule(validate="{message: Privileged mode is not allowed}")), RULE + "/validate",
                  "one of pattern, anyPattern, deny, foreach, cel must be specified",
                  id="Test_Validate_OverlayPattern_Nil_PatternAnypattern"),
@@ -489,7 +489,7 @@ LONG_NAME = "this-is-a-way-too-long-policy-name-that-should-trigger-an-error-whe
 AUTOGEN_ALL = "{annotations: {pod-policies.kyverno.io/autogen-controllers: all}}"
 
 API_GO_REJECTS = [
-    pytest.param(policy("[{name: validate-user-privilege}]"), RULE, "exactly one of",
+    pytest.param(policy("[{name: validate-user-privilege}]"), RULE, "No operation defined in the rule",
                  id="Test_Validate_RuleType_EmptyRule"),
     pytest.param(policy("[{name: validate-user-privilege, "
                         "match: {resources: {kinds: [Deployment], selector: {matchLabels: {app.type: prod}}}}, "
@@ -497,7 +497,7 @@ API_GO_REJECTS = [
                         "{limits: {'+(memory)': 300Mi, '+(cpu)': '100'}}}]}}}}}, "
                         "validate: {message: m, anyPattern: [" + TEMPLATE % "{containers: [{securityContext: "
                         "{runAsNonRoot: true}}]}" + "]}}]"),
-                 RULE, "exactly one of validate, mutate, generate, verifyImages (found validate, mutate)",
+                 RULE, "only one operation (mutate,validate,generate,verifyImages) is allowed per rule (found validate, mutate)",
                  id="Test_Validate_RuleType_MultipleRule"),
     pytest.param(conflict(legacy()), RULE, "matching an empty set", id="Test_doesMatchExcludeConflict-same"),
     pytest.param(simple("something"), RULE, "matching an empty set", id="Test_doesMatchExcludeConflict-simple"),
@@ -541,7 +541,7 @@ API_GO_REJECTS = [
                         "validate: {message: message, anyPattern: [{metadata: {name: '?*'}}]}}, "
                         "{name: deny-privileged-disallowpriviligedescalation, match: {resources: {kinds: [Pod]}}, "
                         "validate: {message: message, anyPattern: [{metadata: {name: '?*'}}]}}]"),
-                 "/spec/rules/1/name", "duplicate rule name", id="Test_Validate_UniqueRuleName"),
+                 "/spec/rules/1/name", "Duplicate rule name", id="Test_Validate_UniqueRuleName"),
     # the Go ClusterPolicy also has metadata.namespace abcd, which Kyverno's Validate ignores but a
     # ClusterPolicy may not have (spec 1.1); the namespace is left out so that only the name is at fault
     pytest.param(policy(rule(), meta=f"{{name: {LONG_NAME}}}"), "/metadata/name", "must have at most 63 bytes",
