@@ -152,3 +152,28 @@ def test_autogen_cronjob_rule_fails_an_old_cronjob() -> None:
     """)
     results = evaluate_policy(parse_policy(NO_PRIVILEGED), resource)
     assert [(r.rule, r.status) for r in results] == [("autogen-cronjob-privileged-containers", RuleStatus.FAIL)]
+
+
+@pytest.mark.parametrize(
+    ("exception_kinds", "expected"),
+    [
+        pytest.param("[apps/v1/DaemonSet]", "skip", id="exception-naming-the-served-version-excepts"),
+        pytest.param("[DaemonSet]", "skip", id="exception-naming-the-kind-excepts"),
+        pytest.param("[apps/v1/Deployment]", "fail", id="exception-of-another-kind-does-not"),
+    ],
+)
+def test_policy_exception_matches_an_old_pod_controller(exception_kinds: str, expected: str) -> None:
+    from scanner.engine.environment import make_environment
+    from scanner.engine.exceptions import parse_exception
+
+    exception = parse_exception(y(f"""
+    apiVersion: kyverno.io/v2
+    kind: PolicyException
+    metadata: {{name: legacy, namespace: kyverno}}
+    spec:
+      exceptions: [{{policyName: no-privileged, ruleNames: [autogen-privileged-containers]}}]
+      match: {{any: [{{resources: {{kinds: {exception_kinds}}}}}]}}
+    """))
+    resource = {"apiVersion": "extensions/v1beta1", "kind": "DaemonSet", **PRIVILEGED}
+    [result] = evaluate_policy(parse_policy(NO_PRIVILEGED), resource, env=make_environment(exceptions=(exception,)))
+    assert str(result.status) == expected
