@@ -38,10 +38,13 @@ class GitRef:
 
 @dataclass(frozen=True, slots=True)
 class PolicyLocation:
-    """Where policies come from: a file or folder, or a folder of a Git repository."""
+    """Where policies come from: a file or folder, or a folder of a Git repository, and which of
+    its files are read (globs relative to that folder, as a source's ``include``/``exclude``)."""
 
     path: str | None = None
     git: GitRef | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +80,14 @@ class ScheduleEntry:
 
 @dataclass(frozen=True, slots=True)
 class ScanConfig:
-    """How a scan runs: workers, the exit-code threshold, the clone cache, the scheduler's grace."""
+    """How a scan runs: workers, the exit-code threshold, the clone cache, the scheduler's grace,
+    and whether an invalid policy stops the scan before anything is written (``strict_policies``)."""
 
     jobs: int | None = None
     fail_on: str = "enforce"
     cache_dir: str = ".scanner-cache"
     misfire_grace_seconds: int = 3600
+    strict_policies: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,15 +260,17 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
     if not isinstance(raw_policies, list) or not raw_policies:
         raise r.fail(["policies"], "must be a non-empty list of {path: ...} or {git: {...}} entries")
     for i, entry in enumerate(raw_policies):
-        e = r.mapping(entry, ["policies", i], {"path", "git"})
+        e = r.mapping(entry, ["policies", i], {"path", "git", "include", "exclude"})
         if ("path" in e) == ("git" in e):
             raise r.fail(["policies", i], "needs exactly one of path or git")
+        globs = {"include": r.strings(e.get("include"), ["policies", i, "include"]),
+                 "exclude": r.strings(e.get("exclude"), ["policies", i, "exclude"])}
         if "path" in e:
             policy_path = r.string(e["path"], ["policies", i, "path"], required=True)
             assert policy_path is not None
-            policies.append(PolicyLocation(path=r.path(policy_path)))
+            policies.append(PolicyLocation(path=r.path(policy_path), **globs))
         else:
-            policies.append(PolicyLocation(git=r.git(e["git"], ["policies", i, "git"])))
+            policies.append(PolicyLocation(git=r.git(e["git"], ["policies", i, "git"]), **globs))
 
     sources = []
     names: set[str] = set()
@@ -334,7 +341,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         where = r.doc.locate(f"/schedule/{i}/cron")
         schedule.append(ScheduleEntry(cron, timezone, Location(where.path, where.line, where.column)))
 
-    sc = r.mapping(top.get("scan"), ["scan"], {"jobs", "fail_on", "cache_dir", "misfire_grace_seconds"})
+    sc = r.mapping(top.get("scan"), ["scan"], {"jobs", "fail_on", "cache_dir", "misfire_grace_seconds",
+                                               "strict_policies"})
     fail_on = sc.get("fail_on", "enforce")
     if fail_on not in FAIL_ON:
         raise r.fail(["scan", "fail_on"], f"must be one of {', '.join(FAIL_ON)}")
@@ -344,6 +352,7 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         cache_dir=r.path(r.string(sc.get("cache_dir"), ["scan", "cache_dir"]) or ".scanner-cache"),
         misfire_grace_seconds=r.integer(sc.get("misfire_grace_seconds"), ["scan", "misfire_grace_seconds"], 3600, 1)
         or 3600,
+        strict_policies=r.boolean(sc.get("strict_policies"), ["scan", "strict_policies"], False),
     )
     return Config(
         path=str(p),

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from scanner.engine.exceptions import PolicyException, is_exception_document, parse_exception
 from scanner.engine.policy import InvalidPolicyError, Policy, parse_policy
@@ -42,14 +43,91 @@ class UnsupportedPolicy:
                 "only kyverno.io ClusterPolicy and Policy documents are")
 
 
+@dataclass(frozen=True, slots=True)
+class NotEvaluated:
+    """A valid policy a scan does not evaluate (it has no validate rule), where it was found."""
+
+    kind: str
+    name: str
+    location: Location
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"not evaluated: {self.kind} {self.name!r}: {self.reason}"
+
+
+# the rule types of Kyverno besides validate; a policy of only these gives no validate result
+OTHER_RULE_TYPES = ("mutate", "generate", "verifyImages")
+
+
+def not_evaluated_reason(policy: Policy) -> str | None:
+    """Why a scan gives ``policy`` no result whatever the resources (None when it has a validate
+    rule): its rules are all mutate, generate or verifyImages rules."""
+    if any(rule.handler is not None for rule in policy.rules):
+        return None
+    raw_rules = policy.raw.get("spec", {}).get("rules") or []
+    kinds = [t for t in OTHER_RULE_TYPES if any(isinstance(r, dict) and r.get(t) for r in raw_rules)]
+    has = f"only {' and '.join(kinds)} rules" if kinds else "no rules"
+    return f"it has no validate rule ({has}); a scan evaluates validate rules only"
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicatePolicy:
+    """Two or more different policies of one name: a cluster holds one ClusterPolicy (or one
+    Policy of a namespace) per name, the last applied, so which one is meant is not known."""
+
+    ref: str
+    locations: tuple[Location, ...]
+
+    def error(self) -> PolicyError:
+        others = ", ".join(str(loc) for loc in self.locations[1:])
+        return PolicyError(f"policy {self.ref!r} is defined {len(self.locations)} times with different content "
+                           f"(also at {others}); a cluster holds one policy of a name, so none of them is "
+                           "evaluated", self.locations[0])
+
+
+class PathAccepts(Protocol):
+    """Which files under a policy folder are read (include/exclude globs of relative paths)."""
+
+    def accepts(self, relpath: str) -> bool: ...
+
+
 @dataclass(slots=True)
 class PolicySet:
-    """Policies loaded from files; invalid ones are kept as located errors, never dropped."""
+    """Policies loaded from files; invalid ones are kept as located errors, never dropped.
+    ``locations[i]`` is where ``policies[i]`` was found."""
 
     policies: list[Policy] = field(default_factory=list)
     errors: list[PolicyError] = field(default_factory=list)
     invalid_names: set[str] = field(default_factory=set)
     unsupported: list[UnsupportedPolicy] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)
+
+    def location_of(self, index: int) -> Location:
+        return self.locations[index] if index < len(self.locations) else Location(None)
+
+    def duplicates(self) -> list[DuplicatePolicy]:
+        """Names given to policies of different content (the same content twice is one policy)."""
+        found: dict[str, list[int]] = {}
+        for i, policy in enumerate(self.policies):
+            found.setdefault(policy.key, []).append(i)
+        out = []
+        for ref, indexes in found.items():
+            if len({self.policies[i].digest for i in indexes}) > 1:
+                out.append(DuplicatePolicy(ref, tuple(self.location_of(i) for i in indexes)))
+        return out
+
+    def without(self, refs: set[str]) -> None:
+        """Leave out the policies named ``refs`` (and one of each repeated identical policy)."""
+        kept, locations, seen = [], [], set()
+        for i, policy in enumerate(self.policies):
+            if policy.key in refs or policy.key in seen:
+                continue
+            seen.add(policy.key)
+            kept.append(policy)
+            locations.append(self.location_of(i))
+        self.policies, self.locations = kept, locations
 
     def nothing_found(self, places: str) -> str:
         """The message when ``places`` held no policy, naming the kinds found but not supported."""
@@ -59,6 +137,7 @@ class PolicySet:
 
     def extend(self, other: PolicySet) -> None:
         self.policies += other.policies
+        self.locations += [other.location_of(i) for i in range(len(other.policies))]
         self.errors += other.errors
         self.invalid_names |= other.invalid_names
         self.unsupported += other.unsupported
@@ -73,9 +152,11 @@ def _unsupported(doc: YamlDocument, data: dict) -> UnsupportedPolicy | None:
     return UnsupportedPolicy(api_version, kind, name, doc.locate(""))
 
 
-def iter_yaml_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+def iter_yaml_files(paths: Iterable[str | os.PathLike[str]], accept: PathAccepts | None = None) -> Iterator[Path]:
     """Files named directly, and YAML/JSON files under directories (recursively, sorted); hidden
-    files and folders under a directory are left out, as the Kyverno CLI leaves them out."""
+    files and folders under a directory are left out, as the Kyverno CLI leaves them out.
+    ``accept`` picks files by their ``/``-separated path relative to the folder named (a file
+    named directly, by its base name)."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -83,8 +164,10 @@ def iter_yaml_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 for name in sorted(filenames):
                     if name.endswith(YAML_SUFFIXES) and not name.startswith("."):
-                        yield Path(dirpath) / name
-        else:
+                        file = Path(dirpath) / name
+                        if accept is None or accept.accepts(file.relative_to(path).as_posix()):
+                            yield file
+        elif accept is None or accept.accepts(path.name):
             yield path
 
 
@@ -127,6 +210,7 @@ def load_policy_text(text: str | bytes, path: str) -> PolicySet:
                 continue
             try:
                 result.policies.append(parse_policy(data))
+                result.locations.append(doc.locate(prefix))
             except InvalidPolicyError as exc:
                 shifted = InvalidPolicyError(exc.policy_name, [(prefix + p, m) for p, m in exc.problems])
                 result.errors.extend(_located(shifted, doc))
@@ -138,11 +222,12 @@ def load_policy_text(text: str | bytes, path: str) -> PolicySet:
 STDIN = "-"  # a path that stands for the standard input (read by the caller, given as ``stdin``)
 
 
-def load_policies(paths: Iterable[str | os.PathLike[str]], stdin: bytes | None = None) -> PolicySet:
-    """Load every policy under ``paths`` (``-``: the ``stdin`` text); unreadable files become
-    located errors."""
+def load_policies(paths: Iterable[str | os.PathLike[str]], stdin: bytes | None = None,
+                  accept: PathAccepts | None = None) -> PolicySet:
+    """Load every policy under ``paths`` (``-``: the ``stdin`` text; ``accept``: the files read
+    under a folder); unreadable files become located errors."""
     result = PolicySet()
-    for path in iter_yaml_files(paths):
+    for path in iter_yaml_files(paths, accept):
         if str(path) == STDIN and stdin is not None:
             result.extend(load_policy_text(stdin, "<stdin>"))
             continue

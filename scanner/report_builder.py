@@ -33,13 +33,17 @@ from scanner.report.data import (
 )
 from scanner.report.render import EVERY_RESULT_FORMATS, render_reports
 from scanner.store import COMPLETED_STATUSES, views
+from scanner.store.records import NOT_EVALUATED, UNSUPPORTED
 from scanner.store.store import Store
+from scanner.store.summary import normal_severity
 
 _SEVERITIES = {s.value for s in Severity}
 
 
 def _severity_key(severity: str) -> str:
-    """The report's bucket of a stored severity: one the reports do not know counts as unset."""
+    """The report's bucket of a stored severity (``Medium`` is ``medium``; one the reports do not
+    know counts as unset)."""
+    severity = normal_severity(severity)
     return severity if severity in _SEVERITIES else UNSET_SEVERITY
 
 
@@ -54,18 +58,40 @@ def _change(entry: views.DiffEntry) -> ResultChange:
                         message=entry.message)
 
 
-def run_changes(store: Store, run_id: int, data: ReportData | None = None) -> tuple[int, int]:
-    """How many findings are new and how many resolved since the previous run (read from the
-    run's report ``data`` when it was built)."""
+@dataclass(frozen=True, slots=True)
+class RunNumbers:
+    """A stored run's numbers as ``scanner scan`` prints them, ``scanner runs`` shows them and the
+    reports show them: the same store rows, so they agree. ``resources`` counts distinct resources
+    (source, apiVersion, kind, namespace, name), ``documents`` the resource documents read; ``new``
+    is every finding of the run when there is no previous run (``previous_run_id`` None)."""
+
+    previous_run_id: int | None
+    new: int
+    resolved: int
+    resources: int
+    documents: int
+    duration: float | None  # from the run's stored start to its stored end
+
+
+def run_numbers(store: Store, run_id: int, data: ReportData | None = None) -> RunNumbers:
+    """``RunNumbers`` of a finished run (the comparison read from its report ``data`` when built)."""
+    detail = store.get_run(run_id)
+    run = detail.run
+    duration = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
     if data is not None:
-        if data.previous_run_id is None:
-            return data.summary.by_status["fail"], 0
-        return len(data.new_findings), len(data.resolved_findings)
-    previous = store.previous_run_id(run_id)
-    if previous is None:
-        return store.summarize_run(run_id).by_status.failed, 0
-    diff = store.diff_runs(previous, run_id, limit=0)
-    return diff.new_count, diff.resolved_count
+        previous = data.previous_run_id
+        new, resolved = (data.findings, 0) if previous is None else (len(data.new_findings),
+                                                                      len(data.resolved_findings))
+    else:
+        previous = store.previous_run_id(run_id)
+        if previous is None:
+            counts = run.counts
+            new, resolved = counts.failed + counts.warned + counts.errored, 0
+        else:
+            diff = store.diff_runs(previous, run_id, limit=0)
+            new, resolved = diff.new_count, diff.resolved_count
+    return RunNumbers(previous_run_id=previous, new=new, resolved=resolved, resources=run.resources,
+                      documents=detail.documents, duration=duration)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +105,7 @@ class RunResults:
     results: list[ResultRecord]
     errors: list[ErrorEntry]
     exceptions: list[ExceptionApplied]
+    not_evaluated: list[ErrorEntry] = field(default_factory=list)
     # with ``findings_only``: the resources with results, and per namespace and per source
     # the resources and the failing ones (the counts the findings alone do not give)
     resources: int = 0
@@ -101,8 +128,15 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
         results.append(ResultRecord(policy=_policy_ref(r.policy), rule=r.rule,
                                     status=r.status, message=r.message, action=r.action, resource=info,
                                     exception=", ".join(excepted)))
-    errors = [ErrorEntry(source=e.source or "", location=f"{e.path}:{e.line}" if e.line else e.path,
-                         message=e.message) for e in store.run_errors(run_id)]
+    errors: list[ErrorEntry] = []
+    not_evaluated: list[ErrorEntry] = []
+    for e in store.run_errors(run_id):  # a policy of a kind not supported is both an error and not evaluated
+        entry = ErrorEntry(source=e.source or "", location=f"{e.path}:{e.line}" if e.line else e.path,
+                           message=e.message)
+        if e.kind != NOT_EVALUATED:
+            errors.append(entry)
+        if e.kind in (NOT_EVALUATED, UNSUPPORTED):
+            not_evaluated.append(entry)
     resources = 0
     observed: dict[str, dict[str, list[int]]] = {}
     if findings_only:
@@ -114,7 +148,7 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
                 groups[key][1] += failing
     return RunResults(run_id=run_id, findings_only=findings_only, policies=store.run_policies(run_id),
                       results=results, errors=errors, exceptions=_exceptions(store, run_id),
-                      resources=resources, observed=observed)
+                      not_evaluated=not_evaluated, resources=resources, observed=observed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +200,7 @@ def report_data(read: RunResults, outcome: RunOutcome) -> ReportData:
         sources=tuple(SourceInfo(name=s.name, type=str(s.type), url=s.url, ref=s.ref, commit_sha=s.commit_sha,
                                  commit_time=s.commit_at, error=s.error) for s in outcome.detail.sources),
         policy_set_digest="sha256:" + sha256(digest_source.encode()).hexdigest(),
+        resources=run.resources, documents=outcome.detail.documents,
     )
     # each policy's rules that gave results: from the results when all are read, else from the run's tallies
     rules: dict[str, dict[str, None]] = defaultdict(dict)
@@ -174,14 +209,15 @@ def report_data(read: RunResults, outcome: RunOutcome) -> ReportData:
         rules[policy_ref][rule] = None
     policy_infos = [PolicyInfo(
         name=_policy_ref(p), title=p.title, category=p.category,
-        severity=Severity(p.severity) if p.severity in _SEVERITIES else None,
+        severity=Severity(normal_severity(p.severity)) if normal_severity(p.severity) in _SEVERITIES else None,
         description=p.description, action=p.failure_action, digest=p.digest, scored=p.scored,
         rules=tuple(rules.get(_policy_ref(p), ())),
     ) for p in read.policies]
     return assemble_report(run=run_info, policies=policy_infos, results=read.results, errors=read.errors,
                            previous_run_id=outcome.previous_run_id, new_findings=outcome.new_findings,
                            resolved_findings=outcome.resolved_findings, trend=outcome.trend,
-                           exceptions=read.exceptions, counts=_run_counts(summary, read) if summary else None)
+                           exceptions=read.exceptions, counts=_run_counts(summary, read) if summary else None,
+                           not_evaluated=read.not_evaluated)
 
 
 def _exceptions(store: Store, run_id: int) -> list[ExceptionApplied]:

@@ -26,7 +26,14 @@ from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ReportError, ScannerError
 from scanner.lookup import ResourceLookup, policies_need_lookup
-from scanner.policies import PolicySet, UnsupportedPolicy, load_exceptions, load_policies
+from scanner.policies import (
+    NotEvaluated,
+    PolicySet,
+    UnsupportedPolicy,
+    load_exceptions,
+    load_policies,
+    not_evaluated_reason,
+)
 from scanner.runtime import importing
 from scanner.scan_git import GitPrefetch, git_options
 from scanner.scan_pool import WorkerPool
@@ -34,7 +41,7 @@ from scanner.scan_workers import EvaluationSetup, ShardTask
 from scanner.sources.directory import DirectorySource, root_problem
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitSource, redact
-from scanner.sources.paths import Shard
+from scanner.sources.paths import PathFilter, Shard
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
 from scanner.sources.provenance import Resource
 from scanner.sources.tree import TreeOptions
@@ -67,19 +74,24 @@ class ScanOutcome:
 
     run_id: int
     status: str
-    resources: int
-    resources_with_results: int
+    resources: int  # distinct resources, as ``scanner runs`` counts them
+    resources_with_results: int  # resource documents some rule gave a result for (as the reports count)
     counts: dict[str, int]
     new_findings: int
     resolved_findings: int
     errors: int
     failed_sources: tuple[str, ...]
-    duration: float
+    duration: float  # the stored run's, from its start to its end (reports are written after)
     reports: tuple[str, ...]
     exit_code: int
+    total_seconds: float = 0.0  # the whole command's time, reports included
+    documents: int = 0  # resource documents read (one object in two files: two documents)
+    previous_run_id: int | None = None  # None: the first run of its sources (new_findings: every finding)
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)  # source -> reason -> documents
     empty_sources: tuple[str, ...] = ()  # read without failing, but no Kubernetes resource found
     unsupported_policies: tuple[str, ...] = ()  # "path:line: not supported: ..." of policies not evaluated
+    policy_errors: tuple[str, ...] = ()  # "path:line: why" of each policy that could not be loaded
+    not_evaluated: tuple[str, ...] = ()  # "path:line: not evaluated: ..." of valid policies with no validate rule
     source_failures: tuple[str, ...] = ()  # "source NAME: why it failed" of each failed source
 
 
@@ -96,14 +108,17 @@ class PolicySetError(PolicyError):
 
 
 def load_config_policies(config: Config) -> PolicySet:
-    """Every policy of the config; any invalid or unreadable one raises ``PolicySetError``."""
+    """Every policy of the config, with the invalid or unreadable ones (and the names given to
+    different policies) as located errors in ``errors``. Raises when no policy at all was found:
+    ``PolicySetError`` listing the errors, or a ``PolicyError`` naming where it looked."""
     result = PolicySet()
     for i, location in enumerate(config.policies):
+        accept = PathFilter(location.include, location.exclude) if location.include or location.exclude else None
         if location.path is not None:
             if not os.path.exists(location.path):
                 result.errors.append(PolicyError(f"policy path not found: {location.path}"))
                 continue
-            result.extend(load_policies([location.path]))
+            result.extend(load_policies([location.path], accept=accept))
         elif location.git is not None:
             source = GitSource(f"policies-{i}", git_options(location.git, config))
             try:
@@ -118,14 +133,29 @@ def load_config_policies(config: Config) -> PolicySet:
                 result.errors.append(PolicyError(f"policies from Git {redact(location.git.url)}: path "
                                                  f"{location.git.path!r} {problem}"))
                 continue
-            result.extend(load_policies([folder]))
-    if result.errors:
-        raise PolicySetError(result.errors)
+            result.extend(load_policies([folder], accept=accept))
+    duplicates = result.duplicates()
+    result.errors += [d.error() for d in duplicates]
+    result.without({d.ref for d in duplicates})
     if not result.policies:
+        if result.errors:
+            raise PolicySetError(result.errors)
         places = ", ".join(loc.path if loc.path is not None else f"{redact(loc.git.url)} ({loc.git.path or '.'})"
                            for loc in config.policies if loc.path is not None or loc.git is not None)
         raise PolicyError(result.nothing_found(places))
     return result
+
+
+def split_not_evaluated(policy_set: PolicySet) -> list[NotEvaluated]:
+    """Take the policies that give no validate result (``not_evaluated_reason``) out of
+    ``policy_set``: what a scan lists as not evaluated."""
+    found = []
+    for i, policy in enumerate(policy_set.policies):
+        reason = not_evaluated_reason(policy)
+        if reason is not None:
+            found.append(NotEvaluated(policy.kind, policy.key, policy_set.location_of(i), reason))
+    policy_set.without({n.name for n in found})
+    return found
 
 
 def load_config_values(config: Config) -> Values:
@@ -165,7 +195,8 @@ def _source_record(cfg: SourceConfig, source: Any, error: str = "") -> records.S
 def policy_record(policy: Policy) -> records.PolicyRecord:
     return records.PolicyRecord(
         kind=policy.kind, name=policy.name, namespace=policy.namespace if policy.kind == "Policy" else "",
-        digest=policy.digest, title=policy.title, category=policy.category, severity=policy.severity,
+        digest=policy.digest, title=policy.title, category=policy.category,
+        severity=policy.severity.strip().lower(),  # as the reports group it: ``Medium`` is ``medium``
         description=policy.annotations.get("policies.kyverno.io/description", ""),
         failure_action=policy.action, scored=policy.scored,
     )
@@ -241,7 +272,17 @@ def _error_row(e: SourceErrorRecord) -> records.ErrorRecord:
 
 
 def _unsupported_row(policy: UnsupportedPolicy) -> records.ErrorRecord:
-    return records.ErrorRecord(message=policy.message, kind="unsupported", path=policy.location.path or "",
+    return records.ErrorRecord(message=policy.message, kind=records.UNSUPPORTED, path=policy.location.path or "",
+                               line=policy.location.line)
+
+
+def _policy_error_row(error: PolicyError) -> records.ErrorRecord:
+    where = error.location or Location(None)
+    return records.ErrorRecord(message=error.message, kind="policy", path=where.path or "", line=where.line)
+
+
+def _not_evaluated_row(policy: NotEvaluated) -> records.ErrorRecord:
+    return records.ErrorRecord(message=policy.message, kind=records.NOT_EVALUATED, path=policy.location.path or "",
                                line=policy.location.line)
 
 
@@ -338,6 +379,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     ``prefetch`` (``start_git_prefetch``) is fetching the Git sources already."""
     progress = progress or _Silent()
     started = time.monotonic()
+    started_at = now or datetime.now(UTC)  # the run's start: loading the policies is part of it
     wanted = list(only_sources)
     unknown = [n for n in wanted if n not in {s.name for s in config.sources}]
     if unknown:
@@ -345,11 +387,13 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     selected = [s for s in config.sources if not wanted or s.name in wanted]
     progress.stage("loading policies")
     policy_set = load_config_policies(config)
+    if policy_set.errors and config.scan.strict_policies:
+        raise PolicySetError(policy_set.errors)
+    not_evaluated = split_not_evaluated(policy_set)
     values = load_config_values(config)
     exceptions, exception_errors = load_exceptions(config.exceptions)
     if exception_errors:
         raise PolicySetError(exception_errors, ("policy exception", "policy exceptions"))
-    started_at = now or datetime.now(UTC)
     raw_policies = tuple(p.raw for p in policy_set.policies)
     lookup = None
     if policies_need_lookup(raw_policies):
@@ -374,7 +418,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
                 read_configured_outcome,
                 read_configured_results,
                 render_configured_reports,
-                run_changes,
+                run_numbers,
             )
             from scanner.store.store import Store
 
@@ -382,12 +426,15 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,
                                               config_digest=config.digest)) as writer:
             writer.add_policies(policy_record(p) for p in policy_set.policies)
+            writer.add_errors([_policy_error_row(e) for e in policy_set.errors])
             writer.add_errors([_unsupported_row(u) for u in policy_set.unsupported])
+            writer.add_errors([_not_evaluated_row(n) for n in not_evaluated])
             for source_run in runs.values():
                 writer.add_source(_source_record(source_run.cfg, source_run.source))
                 writer.add_errors([_error_row(e) for e in source_run.errors])
             collect = _Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
-            collect.tally.errors += sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
+            collect.tally.errors += (sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
+                                     + len(policy_set.errors))
             workers.collect(collect, collect.worker_failed)
             workers.close()
             collect.flush()
@@ -414,20 +461,24 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         except ReportError as exc:
             raise ReportError(f"run {run_id} is stored, but its reports were not written: {exc}; "
                               f"render them later with `scanner report --run {run_id}`") from exc
-        new, resolved = run_changes(store, run_id, data)
+        numbers = run_numbers(store, run_id, data)
     finally:
         workers.close()
         if store is not None:
             store.close()
     return ScanOutcome(
-        run_id=run_id, status=str(status), resources=tally.resources, resources_with_results=tally.with_results,
+        run_id=run_id, status=str(status), resources=numbers.resources, resources_with_results=tally.with_results,
         counts=dict(tally.counts),
-        new_findings=new, resolved_findings=resolved, errors=tally.errors,
-        failed_sources=tuple(tally.failed_sources), duration=time.monotonic() - started,
+        new_findings=numbers.new, resolved_findings=numbers.resolved, errors=tally.errors,
+        failed_sources=tuple(tally.failed_sources),
+        duration=numbers.duration if numbers.duration is not None else time.monotonic() - started,
+        total_seconds=time.monotonic() - started, documents=tally.resources, previous_run_id=numbers.previous_run_id,
         reports=tuple(reports), exit_code=exit_code_for(config, tally),
         skipped={name: dict(sorted(r.skipped.items())) for name, r in runs.items() if r.skipped},
         empty_sources=tuple(name for name, r in runs.items() if not r.fatal and not r.resources),
         unsupported_policies=tuple(f"{u.location}: {u.message}" for u in policy_set.unsupported),
+        policy_errors=tuple(str(e) for e in policy_set.errors),
+        not_evaluated=tuple(f"{n.location}: {n.message}" for n in not_evaluated),
         source_failures=tuple(f"source {name}: {'; '.join(runs[name].fatal)}" for name in tally.failed_sources),
     )
 

@@ -33,7 +33,15 @@ def run_json(run: RunInfo) -> dict[str, Any]:
     data = _plain(dataclasses.asdict(run))
     data["counts"] = run.counts.as_dict()
     data["results"] = run.results
+    data["duration_seconds"] = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
     return data
+
+
+def duration_text(run: RunInfo) -> str:
+    """The run's duration as ``scanner scan`` prints it (from its stored start to its stored end)."""
+    if run.finished_at is None:
+        return "-"
+    return f"{(run.finished_at - run.started_at).total_seconds():.1f}s"
 
 
 def _time(value: datetime | None) -> str:
@@ -69,11 +77,11 @@ def list_runs(limit: int, source: str | None, status: str | None, output: str,
     if not found:
         click.echo("no runs match" if source or status else "no runs stored yet")
         return
-    rows = [["RUN", "STARTED (UTC)", "STATUS", "TRIGGER", "RESOURCES", "PASS", "FAIL", "WARN",
+    rows = [["RUN", "STARTED (UTC)", "DURATION", "STATUS", "TRIGGER", "RESOURCES", "PASS", "FAIL", "WARN",
              "ERROR", "SKIP", "ERRORS"]]
     for run in found:
         counts = run.counts
-        rows.append([str(run.run_id), _time(run.started_at), run.status.value,
+        rows.append([str(run.run_id), _time(run.started_at), duration_text(run), run.status.value,
                      run.trigger.value, str(run.resources), str(counts.passed),
                      str(counts.failed), str(counts.warned), str(counts.errored),
                      str(counts.skipped), str(run.error_records)])
@@ -101,6 +109,8 @@ def show(run: str, output: str, database_url: str | None, config_path: str | Non
         data = run_json(detail.run)
         data["sources"] = _plain([dataclasses.asdict(s) for s in detail.sources])
         data["policies"] = detail.policies
+        data["policies_not_evaluated"] = detail.not_evaluated
+        data["documents"] = detail.documents
         data["by_severity"] = {g.label: g.counts.as_dict() for g in summary.by_severity}
         data["by_source"] = {g.label: g.counts.as_dict() for g in summary.by_source}
         click.echo(json.dumps(data, indent=2))
@@ -120,10 +130,12 @@ def _describe(detail: RunDetail) -> str:
     counts = ", ".join(f"{n} {s}" for s, n in run.counts.as_dict().items())
     lines = [f"run {run.run_id}: {run.status.value} ({run.trigger.value})",
              f"  started   {_time(run.started_at)} UTC",
-             f"  finished  {_time(run.finished_at)} UTC",
+             f"  finished  {_time(run.finished_at)} UTC   duration {duration_text(run)}",
              f"  scanner   {run.scanner_version or '-'}   config {run.config_digest or '-'}",
-             f"  resources {run.resources}   policies {detail.policies}   errors "
-             f"{run.error_records}",
+             f"  resources {run.resources} distinct ({detail.documents} documents read)   policies "
+             f"{detail.policies} evaluated"
+             + (f", {detail.not_evaluated} not evaluated" if detail.not_evaluated else "")
+             + f"   errors {run.error_records}",
              f"  results   {counts}", "", "sources:"]
     for source in detail.sources:
         state = f"error: {source.error}" if source.error else "ok"

@@ -63,10 +63,17 @@ def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bo
         raise
     counts = outcome.counts
     status_text = ", ".join(f"{k} {counts.get(k, 0)}" for k in ("pass", "fail", "warn", "error", "skip"))
-    click.echo(f"run {outcome.run_id}: {outcome.status} in {outcome.duration:.1f}s")
-    click.echo(f"  resources: {outcome.resources} ({outcome.resources_with_results} with results)")
+    reports_time = outcome.total_seconds - outcome.duration
+    click.echo(f"run {outcome.run_id}: {outcome.status} in {outcome.duration:.1f}s"
+               + (f" (+{reports_time:.1f}s writing reports)" if outcome.reports and reports_time >= 0.05 else ""))
+    click.echo(f"  resources: {outcome.resources} distinct ({outcome.documents} documents read, "
+               f"{outcome.resources_with_results} with results)")
     click.echo(f"  results:   {status_text}")
-    click.echo(f"  findings:  {outcome.new_findings} new, {outcome.resolved_findings} resolved")
+    if outcome.previous_run_id is None:
+        click.echo(f"  findings:  {outcome.new_findings}, no previous run to compare")
+    else:
+        click.echo(f"  findings:  {outcome.new_findings} new, {outcome.resolved_findings} resolved "
+                   f"since run {outcome.previous_run_id}")
     click.echo(f"  errors:    {outcome.errors}" + (f" (failed sources: {', '.join(outcome.failed_sources)})"
                                                   if outcome.failed_sources else ""))
     for name, reasons in outcome.skipped.items():
@@ -75,8 +82,12 @@ def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bo
         click.echo(f"  report:    {path}")
     for failure in outcome.source_failures:
         click.echo(f"error: {failure}", err=True)
-    for notice in outcome.unsupported_policies:
-        click.echo(f"warning: {notice}", err=True)
+    for error in outcome.policy_errors:
+        click.echo(f"error: {error}", err=True)
+    for error in outcome.unsupported_policies:  # errors (they count towards ``fail_on``)
+        click.echo(f"error: {error}", err=True)
+    for notice in outcome.not_evaluated:
+        click.echo(f"note: {notice}", err=True)
     for name in outcome.empty_sources:
         click.echo(f"warning: source {name}: no Kubernetes resources found; check its path and include/exclude",
                    err=True)

@@ -112,6 +112,7 @@ def assemble_report(
     trend: Iterable[TrendPoint] = (),
     exceptions: Iterable[ExceptionApplied] = (),
     counts: RunCounts | None = None,
+    not_evaluated: Iterable[ErrorEntry] = (),
 ) -> ReportData:
     """Order the facts deterministically and derive the summary and groupings from them.
 
@@ -179,4 +180,5 @@ def assemble_report(
         by_namespace=by_namespace,
         by_source=by_source,
         findings_only=counts is not None,
+        not_evaluated=tuple(sorted(not_evaluated, key=lambda e: (e.location, e.message))),
     )

@@ -17,6 +17,7 @@ from scanner.report.json_report import (
     dump_json,
     error_document,
     exception_document,
+    not_evaluated_document,
     policy_document,
     result_document,
     run_document,
@@ -48,6 +49,7 @@ def audit_document(data: ReportData) -> dict[str, Any]:
         "policies": [policy_document(p) for p in data.policies],
         "exceptions": [exception_document(x) for x in data.exceptions],
         "errors": [error_document(e) for e in data.errors],
+        "not_evaluated": [not_evaluated_document(e) for e in data.not_evaluated],
         "matrix": [result_document(r, with_policy=True) for r in data.results],
     }
     document[DIGEST_KEY] = audit_content_digest(document)

@@ -87,6 +87,10 @@ class RunInfo:
     trigger: str
     sources: tuple[SourceInfo, ...]
     policy_set_digest: str
+    # the run's distinct resources (one object read from two files is one) and the resource
+    # documents it read, as ``scanner runs`` shows them (None when not known)
+    resources: int | None = None
+    documents: int | None = None
 
     @property
     def duration_seconds(self) -> float | None:
@@ -174,7 +178,8 @@ class ResultChange:
 
 @dataclass(frozen=True, slots=True)
 class ErrorEntry:
-    """An input the run could not process: a failed source, an unreadable file, a bad document."""
+    """An input the run could not process: a failed source, an unreadable file, a bad document,
+    an invalid policy. In ``ReportData.not_evaluated``: a valid policy the run did not evaluate."""
 
     source: str
     location: str
@@ -259,6 +264,12 @@ class ReportData:
     by_namespace: tuple[GroupCounts, ...]
     by_source: tuple[GroupCounts, ...]
     findings_only: bool = False
+    not_evaluated: tuple[ErrorEntry, ...] = ()  # policies listed, not evaluated, with the reason
+
+    @property
+    def findings(self) -> int:
+        """The run's findings: its fail, warn and error results."""
+        return sum(self.summary.by_status[s.value] for s in FINDING_STATUSES)
 
     def policy(self, name: str) -> PolicyInfo | None:
         for policy in self.policies:

@@ -39,6 +39,7 @@ def run_document(run: RunInfo) -> dict[str, Any]:
         "status": run.status,
         "trigger": run.trigger,
         "policy_set_digest": run.policy_set_digest,
+        **({"resources": run.resources, "documents": run.documents} if run.resources is not None else {}),
         "sources": [
             {"name": s.name, "type": s.type, "url": s.url, "ref": s.ref,
              "commit_sha": s.commit_sha, "commit_time": iso_time(s.commit_time) or None,
@@ -106,6 +107,10 @@ def error_document(error: ErrorEntry) -> dict[str, Any]:
     return {"source": error.source, "location": error.location, "message": error.message}
 
 
+def not_evaluated_document(entry: ErrorEntry) -> dict[str, Any]:
+    return {"location": entry.location, "reason": entry.message}
+
+
 def exception_document(item: ExceptionApplied) -> dict[str, Any]:
     return {"name": item.name, "namespace": item.namespace, "policy": item.policy,
             "rule": item.rule, "resources": item.resources, "reason": item.reason,
@@ -120,6 +125,7 @@ def _group_document(group: GroupCounts, key_name: str) -> dict[str, Any]:
 def summary_document(data: ReportData) -> dict[str, Any]:
     s = data.summary
     return {"results": s.results, "resources": s.resources, "policies": s.policies,
+            "policies_not_evaluated": len(data.not_evaluated), "findings": data.findings,
             "by_status": dict(s.by_status), "failures_by_severity": dict(s.failures_by_severity)}
 
 
@@ -142,6 +148,7 @@ def report_document(data: ReportData) -> dict[str, Any]:
         "by_namespace": [_group_document(g, "namespace") for g in data.by_namespace],
         "by_source": [_group_document(g, "source") for g in data.by_source],
         "errors": [error_document(e) for e in data.errors],
+        "not_evaluated": [not_evaluated_document(e) for e in data.not_evaluated],
         "trend": [{"run_id": t.run_id, "started_at": iso_time(t.started_at),
                    "failures": {s: int(t.failures.get(s, 0)) for s in SEVERITY_ORDER}}
                   for t in data.trend],

@@ -116,8 +116,10 @@ def _result(result: ResultRecord, policy: PolicyInfo, index: int) -> dict[str, A
 def _notifications(data: ReportData) -> list[dict[str, Any]]:
     notes: list[dict[str, Any]] = []
     for error in data.errors:
-        notes.append({"level": "error",
-                      "message": {"text": f"{error.source}: {error.location}: {error.message}"}})
+        where = ": ".join(part for part in (error.source, error.location) if part)
+        notes.append({"level": "error", "message": {"text": f"{where}: {error.message}" if where else error.message}})
+    for entry in data.not_evaluated:  # a notice: the policy is valid, and gives no result
+        notes.append({"level": "note", "message": {"text": f"{entry.location}: {entry.message}"}})
     for result in data.results:
         if result.status is RuleStatus.ERROR:
             notes.append({

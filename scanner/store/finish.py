@@ -30,7 +30,7 @@ from scanner.errors import StoreError
 from scanner.store import tables as t
 from scanner.store.bulk import copy_rows
 from scanner.store.liveness import utc_now
-from scanner.store.records import COMPLETED_STATUSES, FINDING_STATUSES, EndReason, RunStatus
+from scanner.store.records import COMPLETED_STATUSES, FINDING_STATUSES, NOT_EVALUATED, EndReason, RunStatus
 from scanner.store.tables import UTCDateTime
 
 ANALYZE_AFTER = 1_000
@@ -133,8 +133,9 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
     values["resource_count"] = connection.execute(text(
         "SELECT COUNT(DISTINCT resource_id) FROM resource_observations WHERE run_id = :run"),
         {"run": run_id}).scalar_one()
-    values["error_record_count"] = connection.execute(text(
-        "SELECT COUNT(*) FROM scan_errors WHERE run_id = :run"), {"run": run_id}).scalar_one()
+    values["error_record_count"] = connection.execute(text(  # notices of policies not evaluated are no errors
+        "SELECT COUNT(*) FROM scan_errors WHERE run_id = :run AND kind <> :notice"),
+        {"run": run_id, "notice": NOT_EVALUATED}).scalar_one()
     assignments = ", ".join(f"{name} = :{name}" for name in values)
     changed = connection.execute(text(
         f"UPDATE runs SET status = :status, finished_at = :now, {assignments} "

@@ -147,9 +147,17 @@ class ResultRecord:
                    action=result.action, declared_rule=result.declared_rule)
 
 
+UNSUPPORTED = "unsupported"
+"""The ``ErrorRecord.kind`` of a policy of a kind not evaluated (ValidatingPolicy, ...): an error."""
+NOT_EVALUATED = "not-evaluated"
+"""The ``ErrorRecord.kind`` of a valid policy the run did not evaluate (a notice, not an error:
+never counted in a run's errors)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorRecord:
-    """An input problem recorded with the run: ``kind`` is e.g. manifest, source, kustomize."""
+    """An input problem recorded with the run: ``kind`` is e.g. manifest, source, kustomize,
+    policy, unsupported (a policy of a kind not evaluated), or ``NOT_EVALUATED``."""
 
     message: str
     kind: str

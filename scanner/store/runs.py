@@ -8,7 +8,7 @@ from sqlalchemy import Connection, Row, func, select
 
 from scanner.errors import StoreError
 from scanner.store import tables as t
-from scanner.store.records import COMPLETED_STATUSES, RunStatus, SourceType, Trigger
+from scanner.store.records import COMPLETED_STATUSES, NOT_EVALUATED, RunStatus, SourceType, Trigger
 from scanner.store.views import LatestSourceRun, RunDetail, RunInfo, RunSourceInfo, StatusCounts
 
 RUN_COLUMNS = (t.runs.c.run_id, t.runs.c.status, t.runs.c.trigger, t.runs.c.started_at, t.runs.c.finished_at,
@@ -74,8 +74,14 @@ def get_run(connection: Connection, run_id: int) -> RunDetail:
     policies = connection.execute(
         select(func.count()).select_from(t.run_policies).where(t.run_policies.c.run_id == run_id)
     ).scalar_one()
+    documents = connection.execute(
+        select(func.count()).select_from(t.resource_observations).where(t.resource_observations.c.run_id == run_id)
+    ).scalar_one()
+    not_evaluated = connection.execute(
+        select(func.count()).select_from(t.scan_errors)
+        .where(t.scan_errors.c.run_id == run_id, t.scan_errors.c.kind == NOT_EVALUATED)).scalar_one()
     return RunDetail(run=run, sources=tuple(source_info(row) for row in sources),
-                     policies=policies)
+                     policies=policies, documents=documents, not_evaluated=not_evaluated)
 
 
 def latest_run_id(connection: Connection, source: str | None = None) -> int | None:

@@ -19,6 +19,11 @@ TrendBucket = Literal["run", "day"]
 CLUSTER_SCOPE = ""  # the namespace key of cluster-scoped resources
 
 
+def normal_severity(severity: str) -> str:
+    """A policy's ``policies.kyverno.io/severity`` as stored and shown: ``Medium`` is ``medium``."""
+    return severity.strip().lower()
+
+
 def _ref(namespace: str, name: str) -> str:
     return f"{namespace}/{name}" if namespace else name
 
@@ -40,7 +45,7 @@ def summarize_run(connection: Connection, run_id: int) -> RunSummary:
              .join(t.sources, t.sources.c.source_id == t.run_policy_tallies.c.source_id)
              .where(t.run_policy_tallies.c.run_id == run_id))
     for ns, name, severity, source, status, count in connection.execute(query):
-        for dim, key in (("status", ()), ("policy", (_ref(ns, name),)), ("severity", (severity,)),
+        for dim, key in (("status", ()), ("policy", (_ref(ns, name),)), ("severity", (normal_severity(severity),)),
                          ("source", (source,))):
             dims[dim][key][status] += count
     # rule and namespace from the tallies, summed by the database (a row per check, namespace
@@ -91,7 +96,8 @@ def trend(connection: Connection, *, since: datetime, until: datetime | None = N
     starts: dict[tuple[str, str], datetime] = {}
     runs: dict[tuple[str, str], set[int]] = defaultdict(set)
     for row in connection.execute(query):
-        key = _ref(*row[4:]) if group_by == "policy" else "".join(row[4:])
+        key = (_ref(*row[4:]) if group_by == "policy" else normal_severity(row[4]) if group_by == "severity"
+               else "".join(row[4:]))
         label = str(row.run_id) if bucket == "run" else row.started_at.date().isoformat()
         start = row.started_at if bucket == "run" else row.started_at.replace(
             hour=0, minute=0, second=0, microsecond=0)

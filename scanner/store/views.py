@@ -74,11 +74,15 @@ class RunSourceInfo:
 
 @dataclass(frozen=True, slots=True)
 class RunDetail:
-    """A stored run with its sources and how many policies it evaluated."""
+    """A stored run with its sources, how many policies it evaluated and how many it listed as
+    not evaluated, and how many resource documents it read (``run.resources`` counts the distinct
+    resources: one object read from two files is one resource, two documents)."""
 
     run: RunInfo
     sources: tuple[RunSourceInfo, ...]
     policies: int
+    documents: int = 0
+    not_evaluated: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,8 @@ def reassembled(data: ReportData, **changes: Any) -> ReportData:
     facts: dict[str, Any] = {
         "run": data.run, "policies": data.policies, "results": data.results, "errors": data.errors,
         "previous_run_id": data.previous_run_id, "new_findings": data.new_findings,
-        "resolved_findings": data.resolved_findings, "trend": data.trend, "exceptions": data.exceptions}
+        "resolved_findings": data.resolved_findings, "trend": data.trend, "exceptions": data.exceptions,
+        "not_evaluated": data.not_evaluated}
     return assemble_report(**{**facts, **changes})
 
 
@@ -101,6 +102,7 @@ def sample_report_data() -> ReportData:
         run_id=42, started_at=T0, finished_at=T0 + timedelta(seconds=83.4),
         scanner_version="0.1.0", status="partial", trigger="schedule",
         policy_set_digest="sha256:abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789",
+        resources=6, documents=7,
         sources=(
             SourceInfo(name="platform", type="git", url="https://git.example.com/platform.git",
                        ref="main", commit_sha=PLATFORM_SHA,
@@ -121,7 +123,11 @@ def sample_report_data() -> ReportData:
         run=run, policies=POLICIES, results=results,
         errors=[ErrorEntry("legacy", "legacy", "clone failed: repository not found"),
                 ErrorEntry("apps", "tools/broken.yaml:7:3",
-                           "invalid YAML: mapping values are not allowed here")],
+                           "invalid YAML: mapping values are not allowed here"),
+                ErrorEntry("", "policies/bad.yaml:9:11",
+                           "invalid policy bad: at least one kind is required")],
+        not_evaluated=[ErrorEntry("", "policies/add-labels.yaml:1", "not evaluated: ClusterPolicy 'add-labels': it "
+                                  "has no validate rule (only mutate rules); a scan evaluates validate rules only")],
         previous_run_id=41,
         new_findings=[ResultChange("require-limits", "validate-resources", "Deployment",
                                    "shop", "web", "platform", S.PASS, S.FAIL,

@@ -52,7 +52,8 @@ def test_assemble_report_order_does_not_depend_on_input_order() -> None:
                             errors=reversed(data.errors), previous_run_id=41,
                             new_findings=data.new_findings,
                             resolved_findings=data.resolved_findings,
-                            trend=reversed(data.trend), exceptions=data.exceptions)
+                            trend=reversed(data.trend), exceptions=data.exceptions,
+                            not_evaluated=reversed(data.not_evaluated))
     assert again == data
 
 

@@ -84,7 +84,7 @@ def test_junit_one_case_per_resource_and_rule(sample_data: ReportData) -> None:
     assert cases[("require-labels.check-app-label", "apps:Pod/tools/debug")] == "skipped"
     assert cases[("require-labels.check-team", "platform:Deployment/shop/web")] == "passed"
     assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
-        "13", "4", "3", "1")  # 11 results and 2 inputs that could not be read
+        "14", "4", "4", "1")  # 11 results and 3 inputs that could not be read (2 files, 1 policy)
 
 
 def _results_dropped(data: ReportData) -> ReportData:
@@ -100,6 +100,7 @@ def test_junit_input_errors_are_error_cases(make, sample_data: ReportData) -> No
     assert len(inputs) == 1
     assert [(c.get("classname"), c.get("name"), c.find("error").get("message"))
             for c in inputs[0].iter("testcase")] == [
+        (INPUTS_SUITE, "policies/bad.yaml:9:11", "invalid policy bad: at least one kind is required"),
         (INPUTS_SUITE, "apps: tools/broken.yaml:7:3",
          "invalid YAML: mapping values are not allowed here"),
         (INPUTS_SUITE, "legacy: legacy", "clone failed: repository not found")]
@@ -108,7 +109,7 @@ def test_junit_input_errors_are_error_cases(make, sample_data: ReportData) -> No
         assert int(node.get("tests")) == len(cases)
         for attr, tag in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
             assert int(node.get(attr)) == sum(c.find(tag) is not None for c in cases), (node.get("name"), attr)
-    assert int(root.get("errors")) >= len(data.errors) == 2
+    assert int(root.get("errors")) >= len(data.errors) == 3
 
 
 @pytest.mark.parametrize(("path", "uri"), [

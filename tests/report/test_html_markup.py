@@ -105,16 +105,19 @@ def test_html_counts_of_one_are_singular(sample_data: ReportData) -> None:
                         action=FailureAction.AUDIT, digest="sha256:0")
     pod = ResourceInfo(api_version="v1", kind="Pod", namespace="a", name="web", source="repo", path="web.yaml")
     one = reassembled(sample_data, policies=[policy], new_findings=[], resolved_findings=[], exceptions=[],
+                      not_evaluated=[],
                       results=[ResultRecord(policy="p", rule="r", status=RuleStatus.FAIL, message="m",
                                             resource=pod)])
     report, audit = render_html_report(one), render_audit_html(one)
     assert "<title>Compliance report · run #42 · 1 failure</title>" in report
     for html in (report, audit):
-        assert "<p>1 result for 1 resource and 1 policy.</p>" in html
+        assert ("<p>1 result for 1 resource document with results and 1 policy evaluated. The run read 7 resource "
+                "documents of 6 distinct resources.</p>") in html
     assert "Result matrix (1 result)" in audit
     many = render_html_report(sample_data)
     assert "· 4 failures</title>" in many
-    assert "<p>11 results for 5 resources and 4 policies.</p>" in many
+    assert ("<p>11 results for 5 resource documents with results and 4 policies evaluated (1 not evaluated). "
+                "The run read 7 resource documents of 6 distinct resources.</p>") in many
     assert "Result matrix (11 results)" in render_audit_html(sample_data)
 
 

@@ -134,7 +134,7 @@ def test_scan_command_fetches_in_the_child_and_scans_its_commit(project: Project
                                                                capsys) -> None:
     project.commit({"apps/a.yaml": pod("a", "x"), "apps/b.yaml": pod("b", None)})
     assert main(["scan", "--config", str(project.config()), "-q"]) == 1
-    assert "resources: 2" in capsys.readouterr().out
+    assert "resources: 2 distinct" in capsys.readouterr().out
     pids = fetchers()
     assert len(pids) == 1 and pids[0] != os.getpid()
 
@@ -182,5 +182,5 @@ def test_scan_reading_the_sources_twice_fetches_once(project: Project, fetchers:
     (project.base / "policies" / "team-namespaces.yaml").write_text(SELECTOR_POLICY)
     assert main(["scan", "--config", str(project.config()), "-q"]) == 1
     out = capsys.readouterr().out
-    assert "resources: 3" in out and "pass 2, fail 2" in out  # both policies select the two pods
+    assert "resources: 3 distinct" in out and "pass 2, fail 2" in out  # both policies select the two pods
     assert len(fetchers()) == 1
