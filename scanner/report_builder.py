@@ -6,6 +6,7 @@ Used by the scan (reports after each run) and by ``scanner report`` (any stored 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from hashlib import sha256
@@ -275,11 +276,12 @@ def _trend(store: Store, run_id: int, history: int) -> list[TrendPoint]:
 ReportParts = tuple[RunResults, RunOutcome]
 
 
-def render_configured_reports(store: Store, run_id: int, config: Config,
-                              parts: ReportParts | None = None) -> tuple[list[str], ReportData | None]:
+def render_configured_reports(store: Store, run_id: int, config: Config, parts: ReportParts | None = None,
+                              written: Callable[[str, str], None] | None = None) -> tuple[list[str], ReportData | None]:
     """Render every format the config names into ``reports.out``: the files written, and the
     report data (``None`` when no format is configured). ``parts`` are the run's report data
-    read already (``read_configured_results`` and ``read_configured_outcome``)."""
+    read already (``read_configured_results`` and ``read_configured_outcome``); ``written`` is
+    told each format and file as it is written."""
     if not config.reports.formats:
         return [], None
     read, outcome = parts or (read_configured_results(store, run_id, config),
@@ -291,7 +293,7 @@ def render_configured_reports(store: Store, run_id: int, config: Config,
     except OSError as e:
         raise ReportError(f"cannot create the reports folder: {e.strerror or type(e).__name__}",
                           Location(path=str(out))) from e
-    return [str(path) for path in render_reports(data, config.reports.formats, out)], data
+    return [str(path) for path in render_reports(data, config.reports.formats, out, written)], data
 
 
 def read_configured_results(store: Store, run_id: int, config: Config) -> RunResults:

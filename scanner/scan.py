@@ -53,18 +53,44 @@ log = logging.getLogger("scanner.scan")
 
 
 class ScanProgress(Protocol):
-    """Where a scan reports what it is doing (a terminal progress bar, log lines, nothing)."""
+    """Where a scan reports what it is doing (a terminal progress bar, log lines, nothing).
+    Called from the scan's one thread only (a progress thread would keep the scan from forking)."""
 
     def stage(self, message: str) -> None: ...
 
-    def resources(self, count: int) -> None: ...
+    def tasks(self, total: int) -> None:
+        """The sources are dealt out into ``total`` parts, read and evaluated from now on."""
+
+    def resources(self, count: int) -> None:
+        """``count`` more resource documents were read and evaluated."""
+
+    def task_done(self) -> None:
+        """One more part is read and evaluated."""
+
+    def idle(self) -> None:
+        """Nothing arrived for a while (about half a second): a chance to say the scan still runs."""
+
+    def report(self, fmt: str, path: str) -> None:
+        """The report in format ``fmt`` is written to ``path``."""
 
 
 class _Silent:
     def stage(self, message: str) -> None:
         pass
 
+    def tasks(self, total: int) -> None:
+        pass
+
     def resources(self, count: int) -> None:
+        pass
+
+    def task_done(self) -> None:
+        pass
+
+    def idle(self) -> None:
+        pass
+
+    def report(self, fmt: str, path: str) -> None:
         pass
 
 
@@ -331,6 +357,7 @@ class _Collector:
             _, task_id, stats, failure = message
             run = self.runs[self.tasks[task_id].source]
             run.done += 1
+            self.progress.task_done()
             run.skipped.update(stats.skipped)
             if failure:
                 self.fail(run, f"source failed: {failure}")
@@ -338,6 +365,7 @@ class _Collector:
     def worker_failed(self, task: ShardTask, error: BaseException) -> None:
         run = self.runs[task.source]
         run.done += 1
+        self.progress.task_done()
         self.fail(run, f"worker failed: {type(error).__name__}: {error}")
 
     def fail(self, run: _SourceRun, message: str) -> None:
@@ -413,6 +441,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             workers.add(source_tasks)
         runs = {cfg.name: prepared[cfg.name] for cfg in selected}
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
+        progress.tasks(len(workers.tasks))
         with importing():  # the store and the reports load here, while the workers are busy
             from scanner.report_builder import (
                 read_configured_outcome,
@@ -435,8 +464,9 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             collect = _Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
             collect.tally.errors += (sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
                                      + len(policy_set.errors))
-            workers.collect(collect, collect.worker_failed)
+            workers.collect(collect, collect.worker_failed, progress.idle)
             workers.close()
+            progress.stage("writing the last results and finishing the run")
             collect.flush()
             tally = collect.tally
             for name, source_run in runs.items():
@@ -457,7 +487,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
                 status = writer.finish(status)
         progress.stage("rendering reports")
         try:
-            reports, data = render_configured_reports(store, run_id, config, parts)
+            reports, data = render_configured_reports(store, run_id, config, parts, progress.report)
         except ReportError as exc:
             raise ReportError(f"run {run_id} is stored, but its reports were not written: {exc}; "
                               f"render them later with `scanner report --run {run_id}`") from exc

@@ -52,9 +52,10 @@ class WorkerPool:
         if self.pool is not None:
             self.futures.update((self.pool.submit(run_task, task), task) for task in tasks)
 
-    def collect(self, handle: Callable[[tuple], None], failed: Callable[[ShardTask, BaseException], None]) -> None:
+    def collect(self, handle: Callable[[tuple], None], failed: Callable[[ShardTask, BaseException], None],
+                idle: Callable[[], None] | None = None) -> None:
         """Feed every message of the tasks to ``handle`` until all tasks are done; a worker that
-        died with a task is reported to ``failed``."""
+        died with a task is reported to ``failed``; ``idle`` is called when no message came for a while."""
         if self.pool is None:
             setup_worker(self.setup, compiled=self.compiled)
             for task in self.tasks:
@@ -70,6 +71,8 @@ class WorkerPool:
                     if error is not None:
                         finished.add(task.task_id)
                         failed(task, error)
+                if idle is not None:
+                    idle()
                 continue
             handle(message)
             if message[0] == "done":

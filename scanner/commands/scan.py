@@ -3,34 +3,12 @@
 from __future__ import annotations
 
 import logging
-import sys
-import time
 import traceback
 
 import click
 
+from scanner.commands.progress import ScanProgress
 from scanner.errors import ScannerError
-
-
-class _Progress:
-    """Progress on stderr: a live line on a terminal, plain log lines otherwise."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
-        self.count = 0
-        self.start = time.monotonic()
-
-    def stage(self, message: str) -> None:
-        if not self.quiet:
-            if self.tty:
-                click.echo("\r\033[K", nl=False, err=True)
-            click.echo(f"[{time.monotonic() - self.start:6.1f}s] {message}", err=True)
-
-    def resources(self, count: int) -> None:
-        self.count += count
-        if not self.quiet and self.tty:
-            click.echo(f"\r\033[K  {self.count} resources evaluated", nl=False, err=True)
 
 
 @click.command("scan")
@@ -50,11 +28,13 @@ def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bo
     try:
         config = load_config(config_path)
         prefetch = start_git_prefetch(config, sources)  # the Git sources are fetched while the scan starts
+        progress = ScanProgress(quiet)
         try:
             from scanner.scan import run
 
-            outcome = run(config, only_sources=sources, jobs=jobs, progress=_Progress(quiet), prefetch=prefetch)
+            outcome = run(config, only_sources=sources, jobs=jobs, progress=progress, prefetch=prefetch)
         finally:
+            progress.close()
             if prefetch is not None:
                 prefetch.close()
     except ScannerError:

@@ -100,20 +100,28 @@ def render_report(data: ReportData, fmt: str, out: Path) -> Path:
     return target
 
 
-def render_reports(data: ReportData, formats: Sequence[str], out: Path) -> list[Path]:
-    """``render_report`` for each of ``formats``, in order; the first error raised.
+def render_reports(data: ReportData, formats: Sequence[str], out: Path,
+                   written: Callable[[str, str], None] | None = None) -> list[Path]:
+    """``render_report`` for each of ``formats``, in order; the first error raised. ``written``
+    is told each format and its file as it is written.
 
     Each report is one core's work, and a scan ends with its workers' cores free: with
     several formats, all but the first render in forked processes meanwhile (where
     ``forked.can_fork``).
     """
+    def told(fmt: str, path: Path) -> Path:
+        if written is not None:
+            written(fmt, str(path))
+        return path
+
     if len(formats) < 2 or not forked.can_fork():
-        return [render_report(data, fmt, out) for fmt in formats]
+        return [told(fmt, render_report(data, fmt, out)) for fmt in formats]
     children = [forked.start(partial(render_report, data, fmt, out), partial(_lost, fmt)) for fmt in formats[1:]]
     outcomes: list[Path | Exception] = []
-    for call in (partial(render_report, data, formats[0], out), *(child.result for child in children)):
+    calls = (partial(render_report, data, formats[0], out), *(child.result for child in children))
+    for fmt, call in zip(formats, calls, strict=True):
         try:
-            outcomes.append(call())
+            outcomes.append(told(fmt, call()))
         except Exception as exc:  # every child is waited for all the same
             outcomes.append(exc)
     for outcome in outcomes:
