@@ -542,7 +542,7 @@ def run_scheduled(config_path: str, jobs: int | None = None) -> int:
             outcome = run(config, jobs=jobs, trigger=records.Trigger.SCHEDULE)
         finally:
             lock.release()
-        for failure in outcome.source_failures:
+        for failure in (*outcome.policy_errors, *outcome.unsupported_policies, *outcome.source_failures):
             log.error("run %s: %s", outcome.run_id, failure)
     finally:
         store.close()
