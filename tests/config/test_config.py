@@ -21,7 +21,8 @@ def test_config_example_loads_with_every_section() -> None:
     assert config.policies[0].path == str(ROOT / "examples" / "policies")
     assert config.reports.formats == ("html", "json")
     assert [(e.cron, e.timezone) for e in config.schedule] == [("0 2 * * *", "UTC")]
-    assert config.scan.fail_on == "enforce"
+    assert config.scan.fail_on == "enforce" and config.scan.strict_policies is False
+    assert (config.policies[0].include, config.policies[0].exclude) == ((), ())
     assert config.digest.startswith("sha256:")
 
 
@@ -57,6 +58,12 @@ BASE = "policies: [{path: p}]\nsources: [{name: a, export: {path: e.yaml}}]\n"
                      "sources[0].git.path: unknown key", id="git-source-path"),
         pytest.param("policies: [{path: p}]\nsources: [{name: a, directory: {paths: [x, y]}}]\n", ":2:",
                      "sources[0].directory.paths: unknown key", id="directory-paths"),
+        pytest.param("policies: [{path: p, include: '*.yaml'}]\nsources: [{name: a, export: {path: e.yaml}}]\n",
+                     ":1:", "policies[0].include: must be a list of strings", id="policy-include-not-a-list"),
+        pytest.param("policies: [{path: p, exclude: [1]}]\nsources: [{name: a, export: {path: e.yaml}}]\n",
+                     ":1:", "policies[0].exclude: must be a list of strings", id="policy-exclude-not-strings"),
+        pytest.param(BASE + "scan: {strict_policies: yes please}\n", ":3:", "scan.strict_policies: must be true or "
+                     "false", id="strict-policies-not-a-boolean"),
     ],
 )
 def test_config_errors_are_located(tmp_path: pathlib.Path, text: str, where: str, message: str) -> None:
@@ -84,3 +91,19 @@ def test_config_database_url_from_the_environment_is_relative_to_the_working_dir
     path.write_text("database: {url: 'sqlite:///in-config.db'}\n" + BASE)
     assert load_config(path, env={}).database_url == f"sqlite:///{tmp_path / 'conf' / 'in-config.db'}"
     assert load_config(path, env={"SCANNER_DATABASE_URL": "sqlite:///env.db"}).database_url == "sqlite:///env.db"
+
+
+@pytest.mark.parametrize(("entry", "include", "exclude", "strict"), [
+    pytest.param("{path: p}", (), (), "", id="no-globs-no-strict"),
+    pytest.param("{path: p, include: ['team/**'], exclude: ['**/*-test.yaml']}", ("team/**",), ("**/*-test.yaml",),
+                 "scan: {strict_policies: true}\n", id="path-globs-and-strict"),
+    pytest.param("{git: {url: https://example.com/p.git, path: pss}, exclude: [old/]}", (), ("old/",), "",
+                 id="git-location-globs"),
+])
+def test_config_policy_globs_and_strict_policies(tmp_path: pathlib.Path, entry: str, include: tuple, exclude: tuple,
+                                                 strict: str) -> None:
+    path = tmp_path / "scanner.yaml"
+    path.write_text(f"policies: [{entry}]\nsources: [{{name: a, export: {{path: e.yaml}}}}]\n{strict}")
+    config = load_config(path, env={})
+    assert (config.policies[0].include, config.policies[0].exclude) == (include, exclude)
+    assert config.scan.strict_policies is bool(strict)

@@ -45,6 +45,7 @@ def test_scan_numbers_agree_in_summary_runs_and_reports(project: Project, capsys
     assert f"resources 3 distinct ({documents} documents read)" in first["shown"]
     assert first["listed"]["resources"] == first["report"]["run"]["resources"] == 3
     assert first["report"]["run"]["documents"] == documents
+    assert first["report"]["summary"]["resources"] == documents  # the documents with results
     assert first["report"]["summary"]["findings"] == failing and first["report"]["changes"]["previous_run_id"] is None
     # the duration: the stored run's everywhere
     assert f"duration {first['duration']}s" in first["shown"]

@@ -181,3 +181,26 @@ def test_scan_policy_globs(project: Project, capsys, include: list[str] | None, 
     assert main(["scan", "--config", str(config), "-q"]) == 0
     capsys.readouterr()
     assert stored(project)[1] == evaluated
+
+
+@pytest.mark.parametrize(("fmt", "suffix"), [
+    pytest.param("html", "html", id="html-errors-table"),
+    pytest.param("json", "json", id="json-errors"),
+    pytest.param("audit-json", "audit.json", id="audit-json-errors"),
+    pytest.param("audit-html", "audit.html", id="audit-html-errors"),
+    pytest.param("sarif", "sarif", id="sarif-tool-notification"),
+    pytest.param("junit", "junit.xml", id="junit-input-error-case"),
+])
+def test_scan_policy_error_is_shown_in_every_report(project: Project, capsys, fmt: str, suffix: str) -> None:
+    project.commit({"apps/a.yaml": pod("a", "x")})
+    (project.base / "policies" / "bad.yaml").write_text(NO_KIND)
+    (project.base / "policies" / "add-team.yaml").write_text(MUTATE_ONLY)
+    config = project.config(fail_on="never")
+    config.write_text(config.read_text().replace("formats: [html, json]", f"formats: [{fmt}]"))
+    assert main(["scan", "--config", str(config), "-q"]) == 0
+    capsys.readouterr()
+    text = (project.base / "reports" / f"scanner-run-1.{suffix}").read_text()
+    assert f"{project.base / 'policies' / 'bad.yaml'}:7" in text
+    assert "invalid policy bad: at least one kind is required" in text
+    if fmt != "junit":  # not an error: JUnit lists errors and results only
+        assert "add-team" in text and "it has no validate rule (only mutate rules)" in text
