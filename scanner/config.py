@@ -263,14 +263,15 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         e = r.mapping(entry, ["policies", i], {"path", "git", "include", "exclude"})
         if ("path" in e) == ("git" in e):
             raise r.fail(["policies", i], "needs exactly one of path or git")
-        globs = {"include": r.strings(e.get("include"), ["policies", i, "include"]),
-                 "exclude": r.strings(e.get("exclude"), ["policies", i, "exclude"])}
+        include = r.strings(e.get("include"), ["policies", i, "include"])
+        exclude = r.strings(e.get("exclude"), ["policies", i, "exclude"])
         if "path" in e:
             policy_path = r.string(e["path"], ["policies", i, "path"], required=True)
             assert policy_path is not None
-            policies.append(PolicyLocation(path=r.path(policy_path), **globs))
+            policies.append(PolicyLocation(path=r.path(policy_path), include=include, exclude=exclude))
         else:
-            policies.append(PolicyLocation(git=r.git(e["git"], ["policies", i, "git"]), **globs))
+            policies.append(PolicyLocation(git=r.git(e["git"], ["policies", i, "git"]), include=include,
+                                           exclude=exclude))
 
     sources = []
     names: set[str] = set()

@@ -118,7 +118,8 @@ def render_reports(data: ReportData, formats: Sequence[str], out: Path,
         return [told(fmt, render_report(data, fmt, out)) for fmt in formats]
     children = [forked.start(partial(render_report, data, fmt, out), partial(_lost, fmt)) for fmt in formats[1:]]
     outcomes: list[Path | Exception] = []
-    calls = (partial(render_report, data, formats[0], out), *(child.result for child in children))
+    calls: list[Callable[[], Path]] = [partial(render_report, data, formats[0], out),
+                                       *(child.result for child in children)]
     for fmt, call in zip(formats, calls, strict=True):
         try:
             outcomes.append(told(fmt, call()))
