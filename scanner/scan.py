@@ -113,6 +113,7 @@ class ScanOutcome:
     total_seconds: float = 0.0  # the whole command's time, reports included
     documents: int = 0  # resource documents read (one object in two files: two documents)
     previous_run_id: int | None = None  # None: the first run of its sources (new_findings: every finding)
+    policies: int = 0  # policies evaluated
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)  # source -> reason -> documents
     empty_sources: tuple[str, ...] = ()  # read without failing, but no Kubernetes resource found
     unsupported_policies: tuple[str, ...] = ()  # "path:line: not supported: ..." of policies not evaluated
@@ -503,6 +504,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         failed_sources=tuple(tally.failed_sources),
         duration=numbers.duration if numbers.duration is not None else time.monotonic() - started,
         total_seconds=time.monotonic() - started, documents=tally.resources, previous_run_id=numbers.previous_run_id,
+        policies=len(policy_set.policies),
         reports=tuple(reports), exit_code=exit_code_for(config, tally),
         skipped={name: dict(sorted(r.skipped.items())) for name, r in runs.items() if r.skipped},
         empty_sources=tuple(name for name, r in runs.items() if not r.fatal and not r.resources),

@@ -48,6 +48,11 @@ def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bo
                + (f" (+{reports_time:.1f}s writing reports)" if outcome.reports and reports_time >= 0.05 else ""))
     click.echo(f"  resources: {outcome.resources} distinct ({outcome.documents} documents read, "
                f"{outcome.resources_with_results} with results)")
+    not_evaluated = len(outcome.not_evaluated) + len(outcome.unsupported_policies)
+    invalid = len(outcome.policy_errors)
+    click.echo(f"  policies:  {outcome.policies} evaluated"
+               + (f", {not_evaluated} not evaluated" if not_evaluated else "")
+               + (f", {invalid} invalid (see errors)" if invalid else ""))
     click.echo(f"  results:   {status_text}")
     if outcome.previous_run_id is None:
         click.echo(f"  findings:  {outcome.new_findings}, no previous run to compare")

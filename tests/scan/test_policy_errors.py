@@ -78,6 +78,8 @@ def test_scan_policy_that_cannot_be_evaluated_is_a_run_error(project: Project, c
             in zip(rows, errors, strict=True)] == errors
     assert policies == {"require-team"}  # the other policy was evaluated
     assert error_count == len(errors) and f"errors:    {len(errors)}" in out and "pass 1" in out
+    assert ("  policies:  1 evaluated, 1 not evaluated\n" if errors[0][0] == "unsupported"
+            else "  policies:  1 evaluated, 1 invalid (see errors)\n") in out
     assert [line for line in err.splitlines() if line.startswith("error: ")] == [
         f"error: {project.base / 'policies' / f}:{line}:" + err.split(f"{f}:{line}:", 1)[1].splitlines()[0]
         for _, f, line, _ in rows]
@@ -151,6 +153,7 @@ def test_scan_policy_without_validate_rule_is_listed_not_evaluated(project: Proj
     message = f"not evaluated: ClusterPolicy '{name}': {reason}"
     assert rows == [("not-evaluated", "other.yaml", 1, message)]
     assert policies == {"require-team"} and error_count == 0 and "errors:    0" in out
+    assert "  policies:  1 evaluated, 1 not evaluated\n" in out
     assert f"note: {project.base / 'policies' / 'other.yaml'}:1:1: {message}" in err
     report = json.loads(next((project.base / "reports").glob("*.json")).read_text())
     assert report["summary"]["policies"] == 1 and report["summary"]["policies_not_evaluated"] == 1
