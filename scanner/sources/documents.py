@@ -109,13 +109,16 @@ def _limit_record(exc: ManifestError, origin: Origin, stats: SourceStats) -> Err
 def resource_from_document(
     doc: YamlDocument, path: str, origin: Origin, stats: SourceStats,
     rendered_by: str | None = None, *, null_maps_read: bool = False,
+    overlay: str | None = None, patches: tuple[str, ...] = (),
 ) -> SourceItem | None:
     """One document (or List item) -> a resource, an error record, or None when skipped.
 
     ``null_maps_read``: the document was read with its null maps empty already (``iter_documents``
-    given ``NULL_MAP_KEYS``)."""
+    given ``NULL_MAP_KEYS``). A rendered object (``rendered_by``) is given as a document of the
+    file that defines it (``doc.line`` its line there, or 0 when unknown), with the ``overlay``
+    rendered and the ``patches`` that changed it."""
     data = doc.data
-    where = Location(path, doc.line, None, None, doc.index)
+    where = Location(path, doc.line or None, None, None, doc.index)
     if not isinstance(data, dict) or data.get("apiVersion") is None or data.get("kind") is None:
         if doc.item is not None:
             stats.errors += 1
@@ -152,7 +155,6 @@ def resource_from_document(
         None if is_cluster_scoped(kind) else metadata.get("namespace"),
         metadata.get("name"), uid if isinstance(uid, str) else None,
     )
-    provenance = Provenance(origin.source, origin.source_type, path, doc.index,
-                            doc.line if rendered_by is None else None, doc.item,
-                            origin.commit, rendered_by)
+    provenance = Provenance(origin.source, origin.source_type, path, doc.index, doc.line or None, doc.item,
+                            origin.commit, rendered_by, overlay, patches)
     return Resource(data, identity, provenance, defaulted)

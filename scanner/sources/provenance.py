@@ -14,9 +14,13 @@ from scanner.errors import Location
 class Provenance:
     """Where one resource came from; enough to find it again and to reproduce the scan.
 
-    ``path`` is relative to the source root (for a rendered Kustomize overlay: the overlay
-    directory); ``document`` is the document index in that file (or in the renderer's
-    output), ``item`` the index in a ``kind: *List`` document, ``line`` 1-based.
+    ``path`` is relative to the source root: the file that defines the resource. For a
+    resource rendered from a Kustomize overlay that is the file of the base (or overlay)
+    it was read from, as kustomize's ``originAnnotations`` name it, or the kustomization
+    whose generator made it; ``overlay`` is then the entry point rendered (a directory,
+    ``.`` for the root) and ``patches`` the patch files that changed it. ``document`` is the
+    document index in ``path``, ``item`` the index in a ``kind: *List`` document, ``line``
+    1-based.
     """
 
     source: str
@@ -27,6 +31,8 @@ class Provenance:
     item: int | None = None
     commit: str | None = None
     rendered_by: str | None = None  # "kustomize" when the resource is a renderer's output
+    overlay: str | None = None  # the rendered entry point (tree-relative directory)
+    patches: tuple[str, ...] = ()  # patch files (tree-relative) that changed the resource
 
     @property
     def location(self) -> Location:

@@ -8,10 +8,11 @@ so rendering costs little wall time on a machine with two cores.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from scanner.config import HelmConfig
 from scanner.errors import Location
 from scanner.sources.documents import (
     Origin,
@@ -20,6 +21,8 @@ from scanner.sources.documents import (
     resources_from_text,
 )
 from scanner.sources.file_tree import DISK, FileTree
+from scanner.sources.helm.charts import chart_folders, in_folders
+from scanner.sources.helm.releases import scan_charts
 from scanner.sources.kustomize import (
     KUSTOMIZATION_FILES,
     KustomizeMode,
@@ -42,6 +45,7 @@ class TreeOptions:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     kustomize: KustomizeMode = "auto"
+    helm: HelmConfig = field(default_factory=HelmConfig)
     limits: YamlLimits = DEFAULT_LIMITS
     render_timeout: float = 300.0
     shard: Shard = field(default_factory=Shard)
@@ -96,9 +100,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
         for folder in unreadable:
             stats.errors += 1
             yield folder_error(origin.source, folder.relpath, folder.reason)
-        for chart in charts:
-            stats.errors += 1
-            yield ErrorRecord(origin.source, "unsupported", HELM_CHART, Location(posixpath.join(chart, "Chart.yaml")))
+        yield from scan_charts(tree, charts, options.helm, origin, stats)
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
     command = find_renderer(options.kustomize)
@@ -159,24 +161,6 @@ def _not_read(relpath: str, charts: tuple[str, ...], render_plan: RenderPlan, re
 
 RENDERERS = 2  # renderer processes at once per reader: they start slowly, and mostly wait
 
-HELM_CHART = ("not supported: Helm chart (its templates are not rendered, so none of its files is read): "
-              "render it with helm template into a scanned folder, or exclude the chart")
-
-
-def helm_charts(files: list[TreeFile]) -> tuple[str, ...]:
-    """The folders holding a ``Chart.yaml`` (outermost only: subcharts belong to their chart)."""
-    found = sorted(posixpath.dirname(f.relpath) for f in files if posixpath.basename(f.relpath) == "Chart.yaml")
-    outer: list[str] = []
-    for folder in found:
-        if not in_folders(folder + "/Chart.yaml", outer):
-            outer.append(folder)
-    return tuple(outer)
-
-
-def in_folders(relpath: str, folders: Sequence[str]) -> bool:
-    return any(not folder or relpath.startswith(folder + "/") for folder in folders)
-
-
 _Walk = tuple[list[TreeFile], dict[str, int], list[UnreadableFolder], RenderPlan, tuple[str, ...]]
 _PLANS: dict[tuple, _Walk] = {}
 
@@ -193,7 +177,8 @@ def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Wal
         files = list(tree.walk(options.path_filter, skipped, KUSTOMIZATION_FILES, unreadable))
         tree.prefetch([f.path for f in files if posixpath.basename(f.relpath) in KUSTOMIZATION_FILES],
                       options.limits.max_file_bytes)
-        cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files]), helm_charts(files))
+        cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files]),
+                  chart_folders(f.relpath for f in files))
         if origin.commit:
             if len(_PLANS) >= 4:
                 _PLANS.clear()

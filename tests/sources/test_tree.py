@@ -295,7 +295,7 @@ def test_export_unreadable_folder_is_a_read_error(tmp_path, locked_folders, coun
 
 
 @pytest.mark.parametrize("count", [1, 2])
-def test_tree_helm_charts_are_not_read_but_reported_unsupported(tmp_path, count):
+def test_tree_helm_charts_are_rendered_once_and_their_files_not_read_raw(tmp_path, count):
     files = {
         "apps/web.yaml": deployment("web"),
         "charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\n",
@@ -303,7 +303,8 @@ def test_tree_helm_charts_are_not_read_but_reported_unsupported(tmp_path, count)
         "charts/app/templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
                                             "  name: {{ .Release.Name }}\n",
         "charts/app/charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
-        "charts/app/charts/sub/templates/svc.yaml": "kind: Service\nmetadata: {name: {{ .Values.x }}}\n",
+        "charts/app/charts/sub/templates/svc.yaml": "apiVersion: v1\nkind: Service\n"
+                                                    "metadata: {name: '{{ .Release.Name }}-sub'}\n",
     }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -314,9 +315,12 @@ def test_tree_helm_charts_are_not_read_but_reported_unsupported(tmp_path, count)
         found, failed = _items(source)
         resources += found
         errors += failed
-    assert [r.provenance.path for r in resources] == ["apps/web.yaml"]
-    assert [(e.kind, e.location.path) for e in errors] == [("unsupported", "charts/app/Chart.yaml")]
-    assert errors[0].message.startswith("not supported: Helm chart")
+    assert errors == []
+    assert sorted((r.provenance.path, r.provenance.rendered_by, str(r.identity)) for r in resources) == [
+        ("apps/web.yaml", None, "Deployment/default/web"),
+        ("charts/app/charts/sub/templates/svc.yaml", "helm", "Service/default/app-sub"),
+        ("charts/app/templates/deploy.yaml", "helm", "Deployment/default/app"),
+    ]
 
 
 WALKED = ["a.yaml", "a/b.yaml", "a-b.yaml", "a-b/c.yml", "a/Kustomization", "a/README.md", "b/.hidden/x.json",

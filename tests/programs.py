@@ -1,0 +1,23 @@
+"""External programs some tests need: skipped where absent on a developer's machine, a failure in CI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def need_program(name: str, install: str) -> None:
+    """Skip (or, in CI, fail) the calling test when ``name`` is not on ``PATH``."""
+    if shutil.which(name) is not None:
+        return
+    reason = f"{name} is not installed ({install})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def helm() -> None:
+    need_program("helm", "scripts/install-test-deps.sh installs helm 3")
