@@ -17,13 +17,14 @@ from scanner.sources.helm.charts import chart_folders, read_chart
 from scanner.sources.helm.releases import scan_charts
 from scanner.sources.helm.render import find_helm, parse_output
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
-from tests.programs import helm  # noqa: F401 (a fixture)
+from tests.programs import need_program
 
 DATA = Path(__file__).parent / "data" / "helm"
 ORIGIN = Origin("charts", "directory")
 
 @pytest.fixture
-def charts(tmp_path: Path, helm: None) -> Path:
+def charts(tmp_path: Path) -> Path:
+    need_program("helm", "scripts/install-test-deps.sh installs helm 3")
     root = tmp_path / "repo"
     shutil.copytree(DATA, root)
     return root
