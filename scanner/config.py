@@ -59,6 +59,8 @@ class SourceConfig:
     exclude: tuple[str, ...] = ()
     kustomize: str = "auto"
     helm: HelmConfig = field(default_factory=lambda: HelmConfig())
+    gitops: str = "auto"  # auto: Flux and Argo CD objects decide what is rendered; off: they are plain objects
+    repository_urls: tuple[str, ...] = ()  # other URLs of the repository (GitOps objects name it by them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,11 +224,7 @@ class _Reader:
 
     def helm(self, s: dict, keys: list[str | int]) -> HelmConfig:
         """A source's ``helm``, ``helm_values``, ``helm_charts`` and ``helm_timeout`` keys."""
-        mode = s.get("helm", "auto")
-        if mode is False:  # YAML 1.1 reads an unquoted off as false
-            mode = "off"
-        if mode not in ("auto", "off"):
-            raise self.fail([*keys, "helm"], "must be auto or off")
+        mode = self.switch(s, keys, "helm")
         charts = {}
         raw = s.get("helm_charts") or {}
         if not isinstance(raw, dict):
@@ -245,6 +243,15 @@ class _Reader:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise self.fail([*keys, "helm_timeout"], "must be a positive number of seconds")
         return HelmConfig(mode, self.strings(s.get("helm_values"), [*keys, "helm_values"]), charts, float(timeout))
+
+    def switch(self, s: dict, keys: list[str | int], key: str) -> str:
+        """An ``auto``/``off`` key (default ``auto``)."""
+        value = s.get(key, "auto")
+        if value is False:  # YAML 1.1 reads an unquoted off as false
+            value = "off"
+        if value not in ("auto", "off"):
+            raise self.fail([*keys, key], "must be auto or off")
+        return str(value)
 
     def ref(self, value: Any, keys: list[str | int]) -> str | None:
         """A branch, tag or commit. YAML reads an unquoted ``1.10`` as the number 1.1 and
@@ -337,7 +344,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
     for i, entry in enumerate(raw_sources):
         keys: list[str | int] = ["sources", i]
         s = r.mapping(entry, keys, {"name", "git", "export", "directory", "include", "exclude", "kustomize",
-                                    "helm", "helm_values", "helm_charts", "helm_timeout"})
+                                    "helm", "helm_values", "helm_charts", "helm_timeout", "gitops",
+                                    "repository_urls"})
         name = r.string(s.get("name"), [*keys, "name"], required=True)
         assert name is not None
         if name in names:
@@ -354,7 +362,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
             raise r.fail([*keys, "kustomize"], "must be auto or off")
         common = {"include": r.strings(s.get("include"), [*keys, "include"]),
                   "exclude": r.strings(s.get("exclude"), [*keys, "exclude"]), "kustomize": kustomize,
-                  "helm": r.helm(s, keys)}
+                  "helm": r.helm(s, keys), "gitops": r.switch(s, keys, "gitops"),
+                  "repository_urls": r.strings(s.get("repository_urls"), [*keys, "repository_urls"])}
         if kind == "git":
             sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"], with_path=False), **common))
         else:

@@ -36,6 +36,7 @@ from scanner.policies import (
 )
 from scanner.runtime import importing
 from scanner.scan_git import GitPrefetch, git_options
+from scanner.scan_gitops import with_entry_points
 from scanner.scan_pool import WorkerPool
 from scanner.scan_workers import EvaluationSetup, ShardTask
 from scanner.sources.directory import DirectorySource, root_problem
@@ -437,11 +438,24 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         prepared: dict[str, _SourceRun] = {}
         # exports (whole files, the largest units) first, Git sources last: the workers read
         # the sources on disk while the Git sources are checked out
+        held: dict[str, list[ShardTask]] = {}  # sources GitOps objects may deploy from: held for their entry points
         for cfg in sorted(selected, key=lambda c: (c.type == "git", c.type != "export")):
             progress.stage(f"source {cfg.name}: preparing")
-            prepared[cfg.name], source_tasks = _prepare(cfg, config, jobs, len(workers.tasks), prefetch)
-            workers.add(source_tasks)
+            first_id = len(workers.tasks) + sum(map(len, held.values()))
+            prepared[cfg.name], source_tasks = _prepare(cfg, config, jobs, first_id, prefetch)
+            if cfg.gitops == "off" or cfg.type == "export":
+                workers.add(source_tasks)
+            else:
+                held[cfg.name] = source_tasks
+        gitops_records: list[SourceErrorRecord] = []
+        if held:
+            progress.stage("finding GitOps entry points")
+            held, gitops_records = with_entry_points([c for c in selected if c.name in held], held, config.sources)
+            for source_tasks in held.values():
+                workers.add(source_tasks)
         runs = {cfg.name: prepared[cfg.name] for cfg in selected}
+        for record in gitops_records:
+            (runs.get(record.source) or next(iter(runs.values()))).errors.append(record)
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
         progress.tasks(len(workers.tasks))
         with importing():  # the store and the reports load here, while the workers are busy

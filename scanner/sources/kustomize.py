@@ -207,3 +207,8 @@ def renderer_error(stderr: str) -> str:
         with contextlib.suppress(ValueError):
             message = json.loads(message)
     return " ".join(part.strip() for part in message.splitlines() if part.strip()).removeprefix("Error: ")
+
+
+def run_renderer(command: list[str], timeout: float) -> tuple[bool, str]:
+    """Run a renderer command: (True, its output) or (False, kustomize's message)."""
+    return _run(command, timeout)

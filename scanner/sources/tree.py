@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from scanner.config import HelmConfig
 from scanner.errors import Location
@@ -21,6 +21,8 @@ from scanner.sources.documents import (
     resources_from_text,
 )
 from scanner.sources.file_tree import DISK, FileTree
+from scanner.sources.gitops.objects import EntryPoint
+from scanner.sources.gitops.render import render_entry
 from scanner.sources.helm.charts import chart_folders, in_folders
 from scanner.sources.helm.releases import scan_charts
 from scanner.sources.kustomize import (
@@ -46,6 +48,7 @@ class TreeOptions:
     exclude: tuple[str, ...] = ()
     kustomize: KustomizeMode = "auto"
     helm: HelmConfig = field(default_factory=HelmConfig)
+    gitops: tuple[EntryPoint, ...] = ()  # GitOps objects' entry points into this tree
     limits: YamlLimits = DEFAULT_LIMITS
     render_timeout: float = 300.0
     shard: Shard = field(default_factory=Shard)
@@ -92,6 +95,10 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
     """Every resource and error record of ``tree``, paths relative to its root."""
     shard = options.shard
     files, skipped, unreadable, render_plan, charts = _walk_and_plan(tree, origin, options)
+    deployed = _Deployed.of(options.gitops, render_plan)
+    if deployed.folders:  # what GitOps objects deploy is rendered as they deploy it, not on its own
+        charts = tuple(c for c in charts if not deployed.covers(c))
+        render_plan = replace(render_plan, overlays=tuple(o for o in render_plan.overlays if not deployed.covers(o)))
     if shard.first:
         stats.skipped.update(skipped)
         submodules = sum(not options.path_filter.leaves_out(path) for path in tree.submodules())
@@ -125,7 +132,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
                 futures = [pool.submit(render_overlay, command, root, overlay, options.render_timeout)
                            for overlay in my_overlays if overlay in native.fallback]
         mine = [tree_file for position, tree_file in enumerate(files) if shard.owns(position)]
-        reasons = [_not_read(f.relpath, charts, render_plan, rendering) for f in mine]
+        reasons = [deployed.reason(f.relpath) or _not_read(f.relpath, charts, render_plan, rendering) for f in mine]
         tree.prefetch([f.path for f, reason in zip(mine, reasons, strict=True) if reason is None],
                       options.limits.max_file_bytes)
         for tree_file, reason in zip(mine, reasons, strict=True):
@@ -140,10 +147,36 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
         for overlay in my_overlays:
             if overlay in outputs:
                 yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats)
+        entries = options.gitops
+        for entry in [e for i, e in enumerate(entries) if shard.owns_block(i, len(entries))]:
+            yield from render_entry(entry, tree, origin, stats, options.render_timeout)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         tree.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Deployed:
+    """The folders GitOps entry points deploy, and the files their kustomizations read."""
+
+    folders: tuple[str, ...] = ()
+    files: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, entries: tuple[EntryPoint, ...], render_plan: RenderPlan) -> _Deployed:
+        if not entries:
+            return cls()
+        folders = tuple(sorted({e.path for e in entries}))
+        return cls(folders, frozenset(render_plan.reads(f for f in folders if f in render_plan.kustomizations)))
+
+    def covers(self, folder: str) -> bool:
+        return any(not f or folder == f or folder.startswith(f + "/") for f in self.folders)
+
+    def reason(self, relpath: str) -> str | None:
+        if self.folders and (relpath in self.files or in_folders(relpath, self.folders)):
+            return "gitops-rendered"
+        return None
 
 
 def _not_read(relpath: str, charts: tuple[str, ...], render_plan: RenderPlan, rendering: bool) -> str | None:

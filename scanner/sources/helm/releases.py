@@ -83,8 +83,9 @@ def scan_charts(tree: FileTree, folders: tuple[str, ...], options: HelmConfig, o
 
 
 def rendered_items(output: ChartOutput, planned: PlannedRelease, origin: Origin,
-                   stats: SourceStats) -> Iterator[SourceItem]:
-    """One chart's rendered objects as resources located at their template files."""
+                   stats: SourceStats, via: str | None = None) -> Iterator[SourceItem]:
+    """One chart's rendered objects as resources located at their template files; ``via`` names
+    what deployed the chart (a GitOps object), the chart's folder otherwise."""
     chart = planned.chart
     if output.error is not None:
         stats.errors += 1
@@ -101,7 +102,7 @@ def rendered_items(output: ChartOutput, planned: PlannedRelease, origin: Origin,
         path = posixpath.join(chart.folder, obj.template)
         index = counts[path] = counts.get(path, -1) + 1
         item = resource_from_document(YamlDocument(data, path, index, obj.line), path, origin, stats, "helm",
-                                      overlay=chart.folder or ".", patches=planned.values_shown)
+                                      overlay=via or chart.folder or ".", patches=planned.values_shown)
         if item is not None:
             yield item
 

@@ -1,0 +1,143 @@
+"""Find the GitOps entry points of the scanned sources.
+
+A source is searched only when some file of it names a Flux or Argo CD API group (``git grep``
+over a commit, a read of a folder's files): a scan without GitOps objects pays that search only.
+A searched source is read as it would be scanned (raw files, overlays and charts rendered) and
+its Flux and Argo CD objects become entry points; an entry point whose folder names those API
+groups too (an Argo CD app of apps, a Flux Kustomization of Kustomizations) is rendered to find
+the objects it deploys, a few levels deep.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from scanner.sources.documents import Origin
+from scanner.sources.file_tree import FileTree
+from scanner.sources.gitops.objects import (
+    CATALOG_KINDS,
+    Catalog,
+    Declared,
+    EntryPoint,
+    NotScanned,
+    entry_points,
+    is_gitops_object,
+)
+from scanner.sources.gitops.render import render_entry
+from scanner.sources.paths import MANIFEST_SUFFIXES
+from scanner.sources.provenance import Resource, SourceStats
+from scanner.sources.tree import TreeOptions, scan_tree
+
+MARKERS = (b"toolkit.fluxcd.io/", b"argoproj.io/")
+MAX_DEPTH = 4
+
+
+@dataclass(frozen=True, slots=True)
+class SearchedSource:
+    """A source as discovery reads it."""
+
+    tree: FileTree
+    origin: Origin
+    options: TreeOptions
+
+
+@dataclass(slots=True)
+class GitopsPlan:
+    """The entry points into each source (by the name of the source they deploy from), and what
+    the GitOps objects deploy from outside the scanned sources."""
+
+    entries: dict[str, list[EntryPoint]] = field(default_factory=dict)
+    not_scanned: list[NotScanned] = field(default_factory=list)
+
+    def add(self, found: EntryPoint | NotScanned) -> bool:
+        """Add one finding; False when it was known already."""
+        if isinstance(found, NotScanned):
+            if found in self.not_scanned:
+                return False
+            self.not_scanned.append(found)
+            return True
+        known = self.entries.setdefault(found.source, [])
+        if found in known:
+            return False
+        known.append(found)
+        return True
+
+
+def names_gitops(tree: FileTree, folder: str = "") -> bool:
+    """Whether a file of ``tree`` (below ``folder``) names a Flux or Argo CD API group."""
+    sha = getattr(tree, "sha", None)
+    if sha is not None:
+        command = ["git", "-C", tree.root, "grep", "-l", "-I", "-F", *(a for m in MARKERS for a in ("-e", m.decode())),
+                   sha, "--", folder or "."]
+        proc = subprocess.run(command, capture_output=True, check=False)
+        return proc.returncode == 0 and bool(proc.stdout.strip())
+    top = os.path.join(tree.root, folder)
+    for current, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            if not name.endswith((*MANIFEST_SUFFIXES, ".tpl")):
+                continue
+            try:
+                with open(os.path.join(current, name), "rb") as f:
+                    text = f.read(8 << 20)
+            except OSError:
+                continue
+            if any(marker in text for marker in MARKERS):
+                return True
+    return False
+
+
+def discover(sources: Mapping[str, SearchedSource], repositories: Mapping[str, str]) -> GitopsPlan:
+    """The entry points of every source (``repositories``: repository key -> source name)."""
+    plan = GitopsPlan()
+    searched = {name: s for name, s in sources.items() if names_gitops(s.tree)}
+    if not searched:
+        return plan
+    catalog = Catalog(repositories, {})
+    gitops: list[tuple[dict, Declared]] = []
+    for name, source in searched.items():
+        for item in scan_tree(source.tree, source.origin, source.options, SourceStats()):
+            if isinstance(item, Resource):
+                _collect(item, name, catalog, gitops)
+    seen = 0
+    for _ in range(MAX_DEPTH):
+        new: list[EntryPoint] = []
+        objects, seen = gitops[seen:], len(gitops)
+        for data, declared in objects:
+            for found in entry_points(data, declared, catalog):
+                if plan.add(found) and isinstance(found, EntryPoint):
+                    new.append(found)
+        for entry in new:
+            target = sources.get(entry.source)
+            if target is None or not names_gitops(target.tree, entry.path):
+                continue
+            for item in render_entry(entry, target.tree, target.origin, SourceStats(), target.options.render_timeout):
+                if isinstance(item, Resource):
+                    _collect(item, entry.source, catalog, gitops)
+        if len(gitops) == seen:
+            break
+    # objects found late may resolve entry points found early (a GitRepository after its user)
+    for data, declared in gitops:
+        for found in entry_points(data, declared, catalog):
+            plan.add(found)
+    plan.not_scanned = [n for n in plan.not_scanned if not _resolved_later(n, plan)]
+    return plan
+
+
+def _resolved_later(missing: NotScanned, plan: GitopsPlan) -> bool:
+    return any(e.declared == missing.declared for entries in plan.entries.values() for e in entries)
+
+
+def _collect(item: Resource, source: str, catalog: Catalog, gitops: list[tuple[dict, Declared]]) -> None:
+    data, ident = item.data, item.identity
+    namespace = ident.namespace or ""
+    if ident.kind in CATALOG_KINDS:
+        catalog.objects.setdefault((ident.kind, namespace, ident.name or ""), data)
+    if is_gitops_object(data):
+        declared = Declared(ident.kind, namespace, ident.name or "", source, item.provenance.path,
+                            item.provenance.line)
+        if all(d != declared for _, d in gitops):
+            gitops.append((data, declared))

@@ -1,0 +1,237 @@
+"""Render one GitOps entry point as its controller would.
+
+- kustomize: a wrapper kustomization in a temporary folder takes the entry point's folder as
+  its one resource (Flux generates a kustomization over every manifest below a folder that has
+  none) and adds the object's ``namespace``, name prefix and suffix, ``patches`` and ``images``;
+  ``kustomize build`` (or ``kubectl kustomize``) renders it with kustomize's origin annotations,
+  which name the file each object comes from; Flux's post-build substitution follows.
+- helm: the folder's chart with the release, namespace and values the object gives.
+- directory: Argo CD's plain files (only the folder's own, unless ``recurse``).
+Every object records the entry point that deployed it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from scanner.engine.kinds import is_cluster_scoped
+from scanner.errors import Location, ManifestError
+from scanner.sources.documents import Origin, SourceItem, resource_from_document
+from scanner.sources.file_tree import FileTree
+from scanner.sources.gitops.objects import EntryPoint
+from scanner.sources.gitops.substitute import substitute_object
+from scanner.sources.helm.charts import CHART_FILE, read_chart
+from scanner.sources.helm.releases import PlannedRelease, rendered_items
+from scanner.sources.helm.render import HelmNotFound, Release, find_helm, render_chart
+from scanner.sources.kustomize import KUSTOMIZATION_FILES, find_renderer, run_renderer
+from scanner.sources.paths import MANIFEST_SUFFIXES, glob_match
+from scanner.sources.provenance import ErrorRecord, SourceStats
+from scanner.yamldoc import YamlDocument, iter_documents
+
+ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
+
+
+def render_entry(entry: EntryPoint, tree: FileTree, origin: Origin, stats: SourceStats,
+                 timeout: float) -> Iterator[SourceItem]:
+    """The objects ``entry`` deploys from ``tree`` (the source it points into)."""
+    disk_root = tree.on_disk()
+    root = os.path.realpath(disk_root)
+    folder = os.path.realpath(os.path.join(root, entry.path))
+    if os.path.commonpath([root, folder]) != root or not os.path.isdir(folder):
+        stats.errors += 1
+        why = "leaves the source" if os.path.commonpath([root, folder]) != root else "is not a folder of the source"
+        yield _error(entry, origin, f"path {entry.path or '.'!r} {why} {origin.source!r}")
+        return
+    renderer = entry.renderer
+    if renderer == "auto":
+        renderer = ("helm" if os.path.isfile(os.path.join(folder, CHART_FILE))
+                    else "kustomize" if any(os.path.isfile(os.path.join(folder, f)) for f in KUSTOMIZATION_FILES)
+                    else "directory")
+    if renderer == "helm":
+        yield from _helm(entry, tree, root, origin, stats, timeout)
+    elif renderer == "kustomize":
+        yield from _kustomize(entry, root, folder, origin, stats, timeout)
+    else:
+        yield from _directory(entry, root, folder, origin, stats)
+
+
+def _error(entry: EntryPoint, origin: Origin, message: str) -> ErrorRecord:
+    declared = entry.declared
+    where = "" if declared.source == origin.source else f" (in source {declared.source!r})"
+    return ErrorRecord(origin.source, "render", f"{declared.kind} {declared.namespace}/{declared.name}{where}: "
+                       f"{message}", Location(declared.path, declared.line))
+
+
+def _helm(entry: EntryPoint, tree: FileTree, root: str, origin: Origin, stats: SourceStats,
+          timeout: float) -> Iterator[SourceItem]:
+    try:
+        helm = find_helm()
+        chart = read_chart(tree, entry.path)
+    except HelmNotFound as exc:
+        stats.errors += 1
+        yield _error(entry, origin, str(exc))
+        return
+    except ManifestError as exc:
+        stats.errors += 1
+        yield _error(entry, origin, f"{exc.location}: {exc.message}")
+        return
+    missing = [f for f in entry.values_files if not os.path.isfile(os.path.join(root, f))]
+    if missing:
+        stats.errors += 1
+        yield _error(entry, origin, f"helm values file not found: {missing[0]}")
+        return
+    values = json.loads(entry.values)
+    release = Release(entry.release or chart.name, entry.namespace or "default",
+                      tuple(os.path.join(root, f) for f in entry.values_files), values or None, entry.set_values)
+    output = render_chart(helm, chart, os.path.join(root, entry.path), release, timeout)
+    planned = PlannedRelease(chart, release, entry.values_files)
+    yield from rendered_items(output, planned, origin, stats, via=entry.label)
+
+
+def _kustomize(entry: EntryPoint, root: str, folder: str, origin: Origin, stats: SourceStats,
+               timeout: float) -> Iterator[SourceItem]:
+    command = find_renderer("auto")
+    if command is None:
+        stats.errors += 1
+        yield _error(entry, origin, "no Kustomize renderer (kustomize or kubectl) on PATH")
+        return
+    with tempfile.TemporaryDirectory(prefix="scanner-gitops-") as work:
+        wrapper: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                                   "resources": _resources(folder, work),
+                                   "buildMetadata": ["originAnnotations"]}
+        if entry.set_namespace and entry.namespace:
+            wrapper["namespace"] = entry.namespace
+        for key, value in (("namePrefix", entry.name_prefix), ("nameSuffix", entry.name_suffix)):
+            if value:
+                wrapper[key] = value
+        for key, text in (("patches", entry.patches), ("images", entry.images)):
+            if json.loads(text):
+                wrapper[key] = json.loads(text)
+        with open(os.path.join(work, "kustomization.yaml"), "w", encoding="utf-8") as f:
+            yaml.safe_dump(wrapper, f, sort_keys=False)
+        ok, text = run_renderer([*command, "--load-restrictor", "LoadRestrictionsNone", work], timeout)
+        if not ok:
+            stats.errors += 1
+            yield _error(entry, origin, f"kustomize failed: {text}")
+            return
+        try:
+            documents = [d.data for d in iter_documents(text, entry.path or ".")]
+        except ManifestError as exc:
+            stats.errors += 1
+            yield _error(entry, origin, f"renderer output is not valid YAML: {exc}")
+            return
+        counts: dict[str, int] = {}
+        for data in documents:
+            stats.documents += 1
+            path = _take_origin(data, work, root) or entry.path or "."
+            if entry.substitute is not None:
+                data = substitute_object(data, dict(entry.substitute))
+            yield from _item(entry, data, path, counts, origin, stats)
+
+
+def _resources(folder: str, work: str) -> list[str]:
+    """The wrapper's resources: the folder when it has a kustomization; otherwise, as Flux
+    generates one, every manifest file below it (a subfolder with a kustomization as a whole)."""
+    if any(os.path.isfile(os.path.join(folder, f)) for f in KUSTOMIZATION_FILES):
+        return [os.path.relpath(folder, work)]
+    found: list[str] = []
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if current != folder and any(f in files for f in KUSTOMIZATION_FILES):
+            found.append(os.path.relpath(current, work))
+            dirs[:] = []
+            continue
+        found += [os.path.relpath(os.path.join(current, f), work) for f in sorted(files)
+                  if f.endswith(MANIFEST_SUFFIXES) and not f.startswith(".") and _is_manifest(os.path.join(current, f))]
+    return found
+
+
+def _is_manifest(path: str) -> bool:
+    """Whether a file holds Kubernetes objects (Flux leaves other YAML files out)."""
+    try:
+        with open(path, "rb") as f:
+            docs = [d.data for d in iter_documents(f.read(), path)]
+    except (OSError, ManifestError):
+        return True  # kustomize reports it
+    return any(isinstance(d, dict) and d.get("apiVersion") and d.get("kind") for d in docs)
+
+
+def _take_origin(data: Any, work: str, root: str) -> str | None:
+    """The source-relative file kustomize's origin annotation names (the annotation removed)."""
+    if not isinstance(data, dict):
+        return None
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
+    text = annotations.pop(ORIGIN_ANNOTATION, None)
+    if annotations == {} and "annotations" in metadata:
+        del metadata["annotations"]
+    if not text:
+        return None
+    try:
+        path = (yaml.safe_load(text) or {}).get("path")
+    except yaml.YAMLError:
+        return None
+    if not isinstance(path, str):
+        return None
+    absolute = os.path.realpath(os.path.join(work, path))
+    return os.path.relpath(absolute, root) if os.path.commonpath([absolute, root]) == root else None
+
+
+def _directory(entry: EntryPoint, root: str, folder: str, origin: Origin,
+               stats: SourceStats) -> Iterator[SourceItem]:
+    counts: dict[str, int] = {}
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if entry.recurse else []
+        for name in sorted(files):
+            path = os.path.join(current, name)
+            rel = os.path.relpath(path, folder).replace(os.sep, "/")
+            if not name.endswith(MANIFEST_SUFFIXES) or name.startswith("."):
+                continue
+            if entry.include and not _argo_glob(entry.include, rel):
+                continue
+            if entry.exclude and _argo_glob(entry.exclude, rel):
+                continue
+            relpath = os.path.relpath(path, root).replace(os.sep, "/")
+            try:
+                with open(path, "rb") as f:
+                    docs = list(iter_documents(f.read(), relpath, split_lists=True))
+            except (OSError, ManifestError) as exc:
+                stats.errors += 1
+                yield ErrorRecord(origin.source, "yaml", str(exc), Location(relpath))
+                continue
+            for doc in docs:
+                stats.documents += 1
+                yield from _item(entry, doc.data, relpath, counts, origin, stats, doc.line)
+
+
+def _argo_glob(patterns: str, relpath: str) -> bool:
+    """Argo CD's ``include``/``exclude``: one glob or ``{a,b}`` of several."""
+    text = patterns.strip()
+    options = text[1:-1].split(",") if text.startswith("{") and text.endswith("}") else [text]
+    return any(glob_match(p.strip(), relpath) for p in options if p.strip())
+
+
+def _item(entry: EntryPoint, data: Any, path: str, counts: dict[str, int], origin: Origin, stats: SourceStats,
+          line: int | None = None) -> Iterator[SourceItem]:
+    if isinstance(data, dict) and entry.namespace:
+        kind, metadata = data.get("kind"), data.get("metadata")
+        if isinstance(kind, str) and isinstance(metadata, dict) and not metadata.get("namespace") \
+                and not is_cluster_scoped(kind):
+            metadata["namespace"] = entry.namespace
+    index = counts[path] = counts.get(path, -1) + 1
+    item = resource_from_document(YamlDocument(data, path, index, line or 0), path, origin, stats, entry.declared.kind,
+                                  overlay=entry.label)
+    if item is not None:
+        yield item
+
+
+def covered_folder(entry: EntryPoint) -> str:
+    """The folder (source-relative) whose files the entry point's rendering reads."""
+    return posixpath.normpath(entry.path) if entry.path else ""
