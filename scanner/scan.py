@@ -244,6 +244,7 @@ class _Tally:
     errors: int = 0
     failed_sources: list[str] = field(default_factory=list)
     enforce_failures: int = 0
+    not_scanned: int = 0  # of the errors: what GitOps objects deploy from outside the scanned sources
 
 
 @dataclass(slots=True)
@@ -395,7 +396,7 @@ def exit_code_for(config: Config, tally: _Tally) -> int:
     fail_on = config.scan.fail_on
     if fail_on == "never":
         return EXIT_CLEAN
-    if tally.counts["error"] or tally.errors:
+    if tally.counts["error"] or tally.errors > tally.not_scanned:  # a coverage gap is shown, not failed on
         return EXIT_FINDINGS
     if (fail_on == "enforce" and tally.enforce_failures) or (fail_on == "fail" and tally.counts["fail"]):
         return EXIT_FINDINGS
@@ -480,6 +481,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             collect = _Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
             collect.tally.errors += (sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
                                      + len(policy_set.errors))
+            collect.tally.not_scanned = len(gitops_records)
             workers.collect(collect, collect.worker_failed, progress.idle)
             workers.close()
             progress.stage("writing the last results and finishing the run")

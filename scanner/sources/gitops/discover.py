@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import FileTree
@@ -53,17 +53,22 @@ class GitopsPlan:
     not_scanned: list[NotScanned] = field(default_factory=list)
 
     def add(self, found: EntryPoint | NotScanned) -> bool:
-        """Add one finding; False when it was known already."""
-        if isinstance(found, NotScanned):
-            if found in self.not_scanned:
+        """Add one finding; False when it was known already. The same object found twice (read
+        from a rendered overlay and from the file that defines it) counts once, at its file."""
+        known: list = self.not_scanned if isinstance(found, NotScanned) else self.entries.setdefault(found.source, [])
+        key = _key(found)
+        for position, other in enumerate(known):
+            if _key(other) == key:
+                if found.declared.line and not other.declared.line:
+                    known[position] = found
                 return False
-            self.not_scanned.append(found)
-            return True
-        known = self.entries.setdefault(found.source, [])
-        if found in known:
-            return False
         known.append(found)
         return True
+
+
+def _key(found: EntryPoint | NotScanned) -> EntryPoint | NotScanned:
+    """``found`` without where its object was read."""
+    return replace(found, declared=replace(found.declared, path="", line=None))
 
 
 def names_gitops(tree: FileTree, folder: str = "") -> bool:
@@ -135,7 +140,7 @@ def _collect(item: Resource, source: str, catalog: Catalog, gitops: list[tuple[d
     data, ident = item.data, item.identity
     namespace = ident.namespace or ""
     if ident.kind in CATALOG_KINDS:
-        catalog.objects.setdefault((ident.kind, namespace, ident.name or ""), data)
+        catalog.add(ident.kind, namespace, ident.name or "", f"{source}/{item.provenance.path}", data)
     if is_gitops_object(data):
         declared = Declared(ident.kind, namespace, ident.name or "", source, item.provenance.path,
                             item.provenance.line)

@@ -15,6 +15,7 @@ scanned and why.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -95,16 +96,34 @@ class Catalog:
     (kind, namespace, name); and which scanned source each repository URL is."""
 
     repositories: Mapping[str, str]  # repository_key(url) -> scanned source name
-    objects: dict[tuple[str, str, str], dict]
+    objects: dict[tuple[str, str, str], list[tuple[str, dict]]]  # -> (source/path it was read from, object)
+    near: str = ""  # the source/path of the object whose references are being resolved
+
+    def add(self, kind: str, namespace: str, name: str, where: str, data: dict) -> None:
+        found = self.objects.setdefault((kind, namespace, name), [])
+        if all(w != where for w, _ in found):
+            found.append((where, data))
 
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
-        return self.objects.get((kind, namespace, name))
+        """The object of that kind, namespace and name; of several (one per cluster folder of a
+        repository), the one read nearest the referring object."""
+        found = self.objects.get((kind, namespace, name))
+        if not found:
+            return None
+        return max(found, key=lambda pair: len(os.path.commonpath([pair[0], self.near])))[1]
+
+    def all(self, kind: str, namespace: str) -> list[dict]:
+        """The objects of a kind in a namespace, nearest the referring object first."""
+        found = [pair for (k, ns, _), pairs in self.objects.items() if (k, ns) == (kind, namespace) for pair in pairs]
+        found.sort(key=lambda pair: -len(os.path.commonpath([pair[0], self.near])))
+        return [data for _, data in found]
 
     def source_of(self, url: str) -> str | None:
         return self.repositories.get(repository_key(url)) if url else None
 
 
-CATALOG_KINDS = frozenset({"GitRepository", "OCIRepository", "HelmRepository", "Bucket", "ConfigMap", "Secret"})
+CATALOG_KINDS = frozenset({"GitRepository", "OCIRepository", "HelmRepository", "Bucket", "ConfigMap", "Secret",
+                           "ArtifactGenerator"})
 
 
 def is_gitops_object(data: dict) -> bool:
@@ -117,6 +136,7 @@ def is_gitops_object(data: dict) -> bool:
 
 def entry_points(data: dict, declared: Declared, catalog: Catalog) -> list[Found]:
     """The entry points (and what is not scanned) of one GitOps object."""
+    catalog.near = f"{declared.source}/{declared.path}"
     spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
     kind = declared.kind
     if kind == "Kustomization":
@@ -146,21 +166,90 @@ def _git_source(ref: Any, declared: Declared, catalog: Catalog) -> tuple[str | N
     kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
     namespace = str(ref.get("namespace") or declared.namespace)
     target = f"{kind} {namespace}/{name}"
+    if kind == "ExternalArtifact":
+        return _generated_artifact(namespace, name, target, catalog, declared.source)
     if kind != "GitRepository":
         found = catalog.get(kind, namespace, name)
         url = ((found or {}).get("spec") or {}).get("url") if found else None
         return None, str(url or target)
+    return _repository_source(catalog, namespace, name, declared.source)
+
+
+BOOTSTRAP = ("flux-system", "flux-system")  # the GitRepository `flux bootstrap` makes of its own repository
+
+
+def _repository_source(catalog: Catalog, namespace: str, name: str, declared_in: str) -> tuple[str | None, str]:
+    """The scanned source a ``GitRepository`` is, or None and what to report. A repository that
+    ``flux bootstrap`` generates (``flux-system/flux-system``) and the sources do not define is the
+    repository its users are found in."""
     repository = catalog.get("GitRepository", namespace, name)
     if repository is None:
-        return None, f"{target} (not found in the scanned sources)"
+        if (namespace, name) == BOOTSTRAP:
+            return declared_in, f"GitRepository {namespace}/{name}"
+        return None, f"GitRepository {namespace}/{name} (not found in the scanned sources)"
     url = str((repository.get("spec") or {}).get("url") or "")
-    return catalog.source_of(url), url or target
+    return catalog.source_of(url), url or f"GitRepository {namespace}/{name}"
+
+
+def _generated_artifact(namespace: str, name: str, target: str, catalog: Catalog,
+                        declared_in: str) -> tuple[str | None, str]:
+    """The scanned source an ``ExternalArtifact`` of a Flux ``ArtifactGenerator`` copies from, as
+    ``source#from=to;...`` (the copies map the artifact's paths to the repository's)."""
+    for generator in catalog.all("ArtifactGenerator", namespace):
+        spec = generator.get("spec") if isinstance(generator.get("spec"), dict) else {}
+        artifact = next((a for a in spec.get("artifacts") or [] if isinstance(a, dict) and a.get("name") == name), None)
+        if artifact is None:
+            continue
+        aliases = {str(s.get("alias")): s for s in spec.get("sources") or [] if isinstance(s, dict)}
+        copies: list[tuple[str, str]] = []
+        source_name = None
+        for copy in artifact.get("copy") or []:
+            origin, _, rest = str(copy.get("from") or "").lstrip("@").partition("/")
+            ref = aliases.get(origin) or {}
+            if ref.get("kind") != "GitRepository":
+                return None, target
+            scanned, url = _repository_source(catalog, str(ref.get("namespace") or namespace), str(ref.get("name")),
+                                              declared_in)
+            if scanned is None or (source_name is not None and scanned != source_name):
+                return None, url
+            source_name = scanned
+            to = str(copy.get("to") or "").removeprefix("@artifact").strip("/")
+            copies.append((_glob_base(rest), to))
+        if source_name is not None:
+            return source_name + "#" + ";".join(f"{f}={t}" for f, t in copies), target
+    return None, f"{target} (no ArtifactGenerator of the scanned sources makes it)"
+
+
+def _glob_base(pattern: str) -> str:
+    """The folder a copy's ``from`` glob starts at (``apps/base/**`` -> ``apps/base``)."""
+    parts = []
+    for part in pattern.split("/"):
+        if any(c in part for c in "*?["):
+            break
+        parts.append(part)
+    return "/".join(parts)
+
+
+def _artifact_path(source: str, path: str) -> tuple[str, str | None]:
+    """The scanned source and the repository path of an artifact path (``source#copies``)."""
+    if "#" not in source:
+        return source, path
+    name, _, copies = source.partition("#")
+    for mapping in copies.split(";"):
+        origin, _, to = mapping.partition("=")
+        if not to or path == to or path.startswith(to + "/"):
+            rest = path[len(to):].strip("/") if to else path
+            return name, "/".join(p for p in (origin, rest) if p)
+    return name, None
 
 
 def _flux_kustomization(spec: dict, declared: Declared, catalog: Catalog) -> Found:
     source, target = _git_source(spec.get("sourceRef"), declared, catalog)
     if source is None:
         return NotScanned(declared, target, "the source is not one of the scanned sources")
+    source, path = _artifact_path(source, _clean_path(spec.get("path")))
+    if path is None:
+        return NotScanned(declared, target, f"path {spec.get('path')!r} is not copied into the artifact")
     post_build = spec.get("postBuild") if isinstance(spec.get("postBuild"), dict) else None
     substitute = None
     if post_build is not None:
@@ -172,7 +261,7 @@ def _flux_kustomization(spec: dict, declared: Declared, catalog: Catalog) -> Fou
         substitute = tuple(sorted(variables.items()))
     target_namespace = spec.get("targetNamespace")
     return EntryPoint(
-        declared, source, _clean_path(spec.get("path")), "kustomize",
+        declared, source, path, "kustomize",
         namespace=str(target_namespace) if target_namespace else None, set_namespace=bool(target_namespace),
         name_prefix=str(spec.get("namePrefix") or ""), name_suffix=str(spec.get("nameSuffix") or ""),
         patches=json.dumps(spec.get("patches") or []), images=json.dumps(spec.get("images") or []),

@@ -54,6 +54,10 @@ def render_entry(entry: EntryPoint, tree: FileTree, origin: Origin, stats: Sourc
         renderer = ("helm" if os.path.isfile(os.path.join(folder, CHART_FILE))
                     else "kustomize" if any(os.path.isfile(os.path.join(folder, f)) for f in KUSTOMIZATION_FILES)
                     else "directory")
+    if renderer == "directory" and any(f.endswith((".jsonnet", ".libsonnet")) for f in os.listdir(folder)):
+        stats.errors += 1
+        yield _error(entry, origin, "not supported: Jsonnet (the folder holds .jsonnet files)", "unsupported")
+        return
     if renderer == "helm":
         yield from _helm(entry, tree, root, origin, stats, timeout)
     elif renderer == "kustomize":
@@ -62,10 +66,10 @@ def render_entry(entry: EntryPoint, tree: FileTree, origin: Origin, stats: Sourc
         yield from _directory(entry, root, folder, origin, stats)
 
 
-def _error(entry: EntryPoint, origin: Origin, message: str) -> ErrorRecord:
+def _error(entry: EntryPoint, origin: Origin, message: str, kind: str = "render") -> ErrorRecord:
     declared = entry.declared
     where = "" if declared.source == origin.source else f" (in source {declared.source!r})"
-    return ErrorRecord(origin.source, "render", f"{declared.kind} {declared.namespace}/{declared.name}{where}: "
+    return ErrorRecord(origin.source, kind, f"{declared.kind} {declared.namespace}/{declared.name}{where}: "
                        f"{message}", Location(declared.path, declared.line))
 
 
