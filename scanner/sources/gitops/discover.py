@@ -11,6 +11,7 @@ the objects it deploys, a few levels deep.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -31,7 +32,10 @@ from scanner.sources.paths import MANIFEST_SUFFIXES
 from scanner.sources.provenance import Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 
-MARKERS = (b"toolkit.fluxcd.io/", b"argoproj.io/")
+# an apiVersion of an entry point's API group, in YAML or JSON (not an annotation such as
+# argocd.argoproj.io/sync-wave); the same expression for git grep -E and Python
+_MARKER = r'apiVersion"?[[:space:]]*:[[:space:]]*"?(argoproj\.io|(kustomize|helm)\.toolkit\.fluxcd\.io)/'
+MARKER = re.compile(_MARKER.replace("[[:space:]]", r"\s").encode())
 MAX_DEPTH = 4
 
 
@@ -75,8 +79,7 @@ def names_gitops(tree: FileTree, folder: str = "") -> bool:
     """Whether a file of ``tree`` (below ``folder``) names a Flux or Argo CD API group."""
     sha = getattr(tree, "sha", None)
     if sha is not None:
-        command = ["git", "-C", tree.root, "grep", "-l", "-I", "-F", *(a for m in MARKERS for a in ("-e", m.decode())),
-                   sha, "--", folder or "."]
+        command = ["git", "-C", tree.root, "grep", "-l", "-I", "-E", "-e", _MARKER, sha, "--", folder or "."]
         proc = subprocess.run(command, capture_output=True, check=False)
         return proc.returncode == 0 and bool(proc.stdout.strip())
     top = os.path.join(tree.root, folder)
@@ -90,7 +93,7 @@ def names_gitops(tree: FileTree, folder: str = "") -> bool:
                     text = f.read(8 << 20)
             except OSError:
                 continue
-            if any(marker in text for marker in MARKERS):
+            if MARKER.search(text):
                 return True
     return False
 
