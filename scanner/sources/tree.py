@@ -107,7 +107,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
         for folder in unreadable:
             stats.errors += 1
             yield folder_error(origin.source, folder.relpath, folder.reason)
-        yield from scan_charts(tree, charts, options.helm, origin, stats)
+    yield from scan_charts(tree, charts, options.helm, origin, stats, shard)
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
     command = find_renderer(options.kustomize)

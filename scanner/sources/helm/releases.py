@@ -15,6 +15,7 @@ from scanner.sources.documents import Origin, SourceItem, resource_from_document
 from scanner.sources.file_tree import FileTree
 from scanner.sources.helm.charts import Chart, local_dependency_folders, read_chart
 from scanner.sources.helm.render import ChartOutput, HelmNotFound, Release, error_template, find_helm, render_chart
+from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import YamlDocument
 
@@ -39,38 +40,48 @@ def plan_release(chart: Chart, options: HelmConfig, disk_root: str) -> PlannedRe
 
 
 def scan_charts(tree: FileTree, folders: tuple[str, ...], options: HelmConfig, origin: Origin,
-                stats: SourceStats) -> Iterator[SourceItem]:
+                stats: SourceStats, shard: Shard | None = None) -> Iterator[SourceItem]:
     """The rendered objects of the charts in ``folders``, or one located error per chart that
-    cannot be rendered (no helm, a bad ``Chart.yaml``, a missing dependency, a template error)."""
+    cannot be rendered (no helm, a bad ``Chart.yaml``, a missing dependency, a template error).
+    Of several shards of a tree, each renders its block of the charts; the first reports the rest."""
+    shard = shard or Shard()
     if not folders:
         return
     if options.mode == "off":
-        stats.skipped["helm-off"] += len(folders)
+        if shard.first:
+            stats.skipped["helm-off"] += len(folders)
         return
     try:
         helm = find_helm()
     except HelmNotFound as exc:
-        for folder in folders:
-            stats.errors += 1
-            yield ErrorRecord(origin.source, "renderer-missing", str(exc),
-                              Location(posixpath.join(folder, "Chart.yaml")))
+        if shard.first:
+            for folder in folders:
+                stats.errors += 1
+                yield ErrorRecord(origin.source, "renderer-missing", str(exc),
+                                  Location(posixpath.join(folder, "Chart.yaml")))
         return
-    disk_root = tree.on_disk()
     charts: list[Chart] = []
     for folder in folders:
         try:
             charts.append(read_chart(tree, folder))
         except ManifestError as exc:
-            stats.errors += 1
-            yield ErrorRecord(origin.source, "render", exc.message, exc.location or Location(folder))
+            if shard.first:
+                stats.errors += 1
+                yield ErrorRecord(origin.source, "render", exc.message, exc.location or Location(folder))
     dependencies = local_dependency_folders(charts)
+    releases: list[Chart] = []
     for chart in charts:
         configured = (chart.folder or ".") in options.charts
         if chart.library or (chart.folder in dependencies and not configured):
             # a library chart is never installed; a chart another chart depends on is rendered
             # as part of it, and as a release of its own only when the config names it
-            stats.skipped["helm-library-chart" if chart.library else "helm-dependency-chart"] += 1
+            if shard.first:
+                stats.skipped["helm-library-chart" if chart.library else "helm-dependency-chart"] += 1
             continue
+        releases.append(chart)
+    mine = [c for i, c in enumerate(releases) if shard.owns_block(i, len(releases))]
+    disk_root = tree.on_disk() if mine else ""
+    for chart in mine:
         planned = plan_release(chart, options, disk_root)
         missing = [p for p in planned.values_shown if not os.path.isfile(os.path.join(disk_root, p))]
         if missing:
