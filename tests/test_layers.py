@@ -27,7 +27,7 @@ FORBIDDEN = {
 }
 ALLOWED_IN_ENGINE = ("scanner.engine", "scanner.errors")
 # the engine may use only the standard library and these third-party packages
-ENGINE_THIRD_PARTY = {"jmespath", "cel_expr_python", "cryptography"}
+ENGINE_THIRD_PARTY = {"jmespath", "cel_expr_python", "cryptography", "re2"}
 FORBIDDEN_STDLIB_IN_ENGINE = {"os", "pathlib", "subprocess", "socket", "sqlite3", "shutil",
                               "tempfile", "io", "glob", "urllib", "http", "logging"}
 

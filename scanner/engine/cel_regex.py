@@ -1,24 +1,22 @@
 """Kubernetes' CEL regex library (k8s.io/apiserver ``pkg/cel/library/regex.go``):
 ``<string>.find(<string>)`` and ``<string>.findAll(<string>[, <int>])`` with Go's regexp
-semantics (patterns translated by ``re2``).
+semantics (RE2, ``re2``).
 
 A pattern Go rejects is the error ``Illegal regex: ...``; a pattern written as a string
 literal is compiled when the program is created (Kubernetes' regex optimisation), so there
-it is a compile error (``pattern_literals``). A pattern ``re2`` cannot evaluate safely raises
+it is a compile error (``pattern_literals``). A pattern RE2 cannot hold (too large) raises
 ``NotImplementedError`` (``not supported``).
 """
 
 from __future__ import annotations
 
-import re
-
 from scanner.engine.cel_rewrite import Token, tokenize
-from scanner.engine.re2 import RegexError, compile_re2
+from scanner.engine.re2 import GoRegexp, RegexError, compile_re2
 
 FUNCTIONS = ("find", "findAll")
 
 
-def compiled(pattern: str) -> re.Pattern[str]:
+def compiled(pattern: str) -> GoRegexp:
     """The compiled pattern; ``ValueError`` (``Illegal regex``) or ``NotImplementedError``."""
     try:
         return compile_re2(pattern)
@@ -30,32 +28,13 @@ def compiled(pattern: str) -> re.Pattern[str]:
 
 def find(text: str, pattern: str) -> str:
     """Go ``Regexp.FindString``: the leftmost match, or "" when there is none."""
-    m = compiled(pattern).search(text)
-    return m.group() if m else ""
+    return compiled(pattern).find(text)
 
 
 def find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
     """Go ``Regexp.FindAllString``: successive non-overlapping matches, at most ``limit``
     when it is not negative; an empty match right after the previous match is skipped."""
-    regex = compiled(pattern)
-    if limit < 0:
-        limit = len(text) + 1
-    found: list[str] = []
-    pos, previous_end = 0, -1
-    while len(found) < limit and pos <= len(text):
-        m = regex.search(text, pos)
-        if m is None:
-            break
-        accept = True
-        if m.end() == pos:  # an empty match at pos
-            accept = m.start() != previous_end
-            pos += 1
-        else:
-            pos = m.end()
-        previous_end = m.end()
-        if accept:
-            found.append(m.group())
-    return found
+    return compiled(pattern).find_all(text, limit)
 
 
 def pattern_error(pattern: str) -> str | None:

@@ -14,7 +14,7 @@ import random as _random
 from collections.abc import Callable
 from typing import Any
 
-from scanner.engine import re2
+from scanner.engine.jmespath_random import RegexError, random_string
 from scanner.engine.jmespath_registry import FunctionSpec, error
 from scanner.errors import ScannerError
 
@@ -56,58 +56,14 @@ def _is_external_url(a: list[Any]) -> bool:
         raise error("is_external_url", str(exc)) from None
 
 
-def _generate(items: list, rng: _random.Random, out: list[str]) -> None:
-    c = re2._sre_constants
-    for op, av in items:
-        if op == c.LITERAL:
-            out.append(chr(av))
-        elif op == c.ANY:
-            out.append(chr(rng.randint(0x20, 0x7E)))
-        elif op == c.IN:
-            out.append(_pick_class(av, rng))
-        elif op == c.NOT_LITERAL:
-            choice = chr(rng.randint(0x21, 0x7E))
-            out.append(choice if ord(choice) != av else "~" if av != ord("~") else "!")
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
-            lo, hi, body = av
-            hi = lo + 10 if hi == c.MAXREPEAT else hi
-            for _ in range(rng.randint(lo, max(lo, hi))):
-                _generate(list(body), rng, out)
-        elif op == c.SUBPATTERN:
-            _generate(list(av[-1]), rng, out)
-        elif op == c.BRANCH:
-            _generate(list(rng.choice(av[1])), rng, out)
-
-
-def _pick_class(items: list, rng: _random.Random) -> str:
-    c = re2._sre_constants
-    ranges: list[tuple[int, int]] = []
-    for op, av in items:
-        if op == c.LITERAL:
-            ranges.append((av, av))
-        elif op == c.RANGE:
-            ranges.append(av)
-        elif op == c.CATEGORY:
-            ranges.extend({c.CATEGORY_DIGIT: [(48, 57)], c.CATEGORY_SPACE: [(32, 32)]}.get(
-                av, [(97, 122)]))
-        elif op == c.NEGATE:
-            return chr(rng.randint(0x21, 0x7E))  # best effort for negated classes
-    lo, hi = rng.choice(ranges) if ranges else (97, 122)
-    return chr(rng.randint(lo, hi))
-
-
 def _random_string(rng: _random.Random) -> Callable[[list[Any]], str]:
     def generate(a: list[Any]) -> str:
         if a[0] == "":
             raise error("random", "no pattern provided")
         try:
-            re2.compile_re2(a[0])
-            parsed = re2._sre_parser.parse(re2.translate(a[0]))
-        except re2.RegexError as exc:
+            return random_string(a[0], rng)
+        except RegexError as exc:
             raise error("random", str(exc)) from None
-        out: list[str] = []
-        _generate(list(parsed), rng, out)
-        return "".join(out)
 
     return generate
 

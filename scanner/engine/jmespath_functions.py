@@ -57,7 +57,7 @@ def as_text(name: str, index: int, value: Any, kind: str = "String or Real") -> 
     raise error(name, f"argument #{index} is not of type {kind}")
 
 
-def _regex(name: str, pattern: str) -> Any:
+def _regex(name: str, pattern: str) -> re2.GoRegexp:
     try:
         return re2.compile_re2(pattern)
     except re2.RegexError as exc:
@@ -234,8 +234,7 @@ def _string_specs() -> tuple[FunctionSpec, ...]:
                          as_text("regex_replace_all_literal", 3, a[2]), literal=True)),
         FunctionSpec("regex_match", (S, SN), "bool", "first string is the regular exression "
                      "which is compared with second input which can be a number or string",
-                     lambda a: _regex("regex_match", a[0]).search(
-                         as_text("regex_match", 2, a[1])) is not None),
+                     lambda a: _regex("regex_match", a[0]).matches(as_text("regex_match", 2, a[1]))),
         FunctionSpec("pattern_match", (S, SN), "bool", "'*' matches zero or more alphanumeric "
                      "characters, '?' matches a single alphanumeric character",
                      lambda a: wildcard.match(a[0], as_text("pattern_match", 2, a[1]))),

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from scanner.engine.gofmt import format_g, is_number, to_json
 from scanner.engine.manifests_ignore import is_ignored
-from scanner.engine.re2 import RegexError, compile_re2
+from scanner.engine.re2 import GoRegexp, RegexError, compile_re2
 
 ItemKind = Literal["add", "remove", "change", "type"]
 _INDEX_INSIDE = re.compile(r"\.\d+\.", re.ASCII)
@@ -109,11 +109,11 @@ def _one_sided_value(item: DiffItem) -> Any:
 
 
 @lru_cache(maxsize=4096)
-def _reindex_regex(path: str) -> re.Pattern[str] | None:
+def _reindex_regex(path: str) -> GoRegexp | None:
     text = _INDEX_INSIDE.sub(lambda _m: r"\.\d+\.", path)
     try:
         return compile_re2(text)
-    except (RegexError, re.error):
+    except RegexError:
         return None
 
 

@@ -9,12 +9,11 @@ searched *anywhere* in a dotted diff path, which is why ``status`` ignores
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from scanner.engine.re2 import RegexError, compile_re2
+from scanner.engine.re2 import GoRegexp, RegexError, compile_re2
 
 DEFAULT_DOMAIN = "cosign.sigstore.dev"
 SIGNATURE_ANNOTATIONS = ("message", "signature", "certificate", "bundle", "resourceBundleRef")
@@ -147,10 +146,10 @@ def applicable_fields(bindings: Iterable[IgnoreBinding], resource: ResourceIdent
 
 
 @lru_cache(maxsize=4096)
-def _field_regex(pattern: str) -> re.Pattern[str] | None:
+def _field_regex(pattern: str) -> GoRegexp | None:
     try:
         return compile_re2(pattern.replace("*", ".*"))
-    except (RegexError, re.error):
+    except RegexError:
         return None
 
 

@@ -1,227 +1,228 @@
-"""Go (RE2) regular expressions evaluated with Python's ``re`` (spec 7.7).
+"""Go regular expressions, matched by the RE2 library (spec 7.7).
 
-Patterns are translated once (cached): ``\\z`` -> ``\\Z``, ``$`` -> end of text unless
-multi-line, ``\\d \\w \\s`` -> their ASCII classes, ``(?<name>`` -> ``(?P<name>``, ``\\Q...\\E``
--> escaped text, ``\\x{...}`` -> code point, POSIX ``[:alpha:]`` classes -> ranges, flags in
-the middle of a pattern -> scoped groups. Perl features RE2 rejects (look-around, back
-references, possessive quantifiers) are rejected here too.
+Go's ``regexp`` package implements RE2's syntax and semantics, so every policy-supplied
+pattern is compiled and matched by RE2 itself (``google-re2``): leftmost-first matching in
+time linear in the text, whatever the pattern (``^(a|a)*$``, ``a*a*a*a*b`` and ``(a+)+`` are
+no slower than ``a``). Matching runs on the UTF-8 bytes of the text, as Go's does; an
+unpaired surrogate (which Go's JSON decoder would have made U+FFFD) is matched as U+FFFD.
 
-Bounded evaluation: RE2 matches in linear time, Python backtracks. A pattern with nested
-unbounded repetition (``(a+)+``, ``(x*y*)*``) can take exponential time on Python, so such
-patterns are refused with a "not supported" error instead of being run. Every other pattern
-has polynomial worst-case cost.
+Compile errors are worded as Go's (``error parsing regexp: <code>: `<expr>```). The one
+escape RE2 accepts and Go refuses, ``\\C`` (any byte), is refused; a pattern whose program
+exceeds RE2's memory budget is "not supported".
+
+``GoRegexp`` offers Go's ``MatchString``, ``FindString``, ``FindAllString`` and
+``ReplaceAllString``/``ReplaceAllLiteralString`` with Go's handling of empty matches.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 
-try:  # Python >= 3.11
-    from re import _constants as _sre_constants  # type: ignore[attr-defined]
-    from re import _parser as _sre_parser  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parser  # type: ignore[no-redef]
+import re2 as _google_re2
+from re2 import _re2 as _native
+
+_UNANCHORED = _google_re2._Anchor.UNANCHORED
+_NO_MATCH = (-1, -1)
+_OPTIONS = _google_re2.Options()
+_OPTIONS.log_errors = False
+_BOOL_OPTIONS = _google_re2.Options()
+_BOOL_OPTIONS.log_errors = False
+_BOOL_OPTIONS.never_capture = True
 
 
 class RegexError(ValueError):
-    """A pattern Go's regexp package rejects, or one we cannot evaluate safely."""
+    """A pattern Go's regexp package rejects, or one RE2 cannot hold ("not supported")."""
 
 
-_ASCII_CLASS = {"d": "0-9", "w": "0-9A-Za-z_", "s": "\\t\\n\\f\\r "}
-_POSIX = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ",
-    "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z",
-    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z",
-    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
+# RE2's error codes in Go's words (regexp/syntax ErrorCode)
+_GO_CODES = {
+    "invalid escape sequence": "invalid escape sequence",
+    "invalid character class range": "invalid character class range",
+    "invalid character class": "invalid character class",
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "trailing \\": "trailing backslash at end of expression",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid UTF-8": "invalid UTF-8",
+    "invalid named capture group": "invalid named capture",
 }
-_UNSUPPORTED_GROUPS = ("(?=", "(?!", "(?<=", "(?<!", "(?#", "(?>", "(?(")
-_FLAGS = re.compile(r"\(\?([imsU-]*)(\)|:)")
+_BYTE_ESCAPE = re.compile(r"\\(?:\\|(C))")
 
 
-def _escape_hex(p: str, i: int) -> tuple[str, int]:
-    if i < len(p) and p[i] == "{":
-        end = p.find("}", i)
-        if end < 0:
-            raise RegexError("invalid escape sequence: \\x{")
-        return f"\\U{int(p[i + 1:end] or 'x', 16):08x}", end + 1
-    return "\\x" + p[i:i + 2], i + 2
+def _go_error(pattern: str, detail: object) -> RegexError:
+    text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+    if text.startswith("pattern too large"):
+        return RegexError(f"not supported: regular expression too large for RE2 ({text}): `{pattern}`")
+    code, _, expr = text.partition(": ")
+    go_code = _GO_CODES.get(code)
+    if go_code is None:
+        return RegexError(f"error parsing regexp: {text}: `{pattern}`")
+    return RegexError(f"error parsing regexp: {go_code}: `{expr}`")
 
 
-def _escape(p: str, i: int, in_class: bool) -> tuple[str, int]:
-    """Translate the escape starting at ``p[i] == '\\'``; return text and next index."""
-    if i + 1 >= len(p):
-        raise RegexError("trailing backslash at end of expression")
-    c = p[i + 1]
-    if c == "Q":
-        end = p.find("\\E", i + 2)
-        literal = p[i + 2:] if end < 0 else p[i + 2:end]
-        return re.escape(literal), len(p) if end < 0 else end + 2
-    if c in "dws":
-        return (_ASCII_CLASS[c] if in_class else f"[{_ASCII_CLASS[c]}]"), i + 2
-    if c in "DWS" and not in_class:
-        return f"[^{_ASCII_CLASS[c.lower()]}]", i + 2
-    if c == "z" and not in_class:
-        return "\\Z", i + 2
-    if c in "pP":
-        raise RegexError(f"not supported: Unicode character class \\{c}")
-    if c in "123456789" or c in "CZ":
-        raise RegexError(f"invalid escape sequence: \\{c}")
-    if c == "x":
-        return _escape_hex(p, i + 2)
-    return p[i:i + 2], i + 2
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # unpaired surrogates: U+FFFD, as Go's decoders give
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
 
 
-def _char_class(p: str, i: int) -> tuple[str, int]:
-    """Translate the class starting at ``p[i] == '['``."""
-    out = ["["]
-    i += 1
-    if i < len(p) and p[i] == "^":
-        out.append("^")
-        i += 1
-    first = True
-    while i < len(p):
-        c = p[i]
-        if c == "]" and not first:
-            out.append("]")
-            return "".join(out), i + 1
-        first = False
-        if c == "\\":
-            text, i = _escape(p, i, in_class=True)
-            out.append(text)
-            continue
-        if c == "[" and p.startswith("[:", i):
-            end = p.find(":]", i + 2)
-            name = p[i + 2:end] if end > 0 else ""
-            if name in _POSIX:
-                out.append(_POSIX[name])
-                i = end + 2
-                continue
-            raise RegexError(f"invalid character class range: {p[i:end + 2]}")
-        out.append("\\" + c if c in "[&~|" else c)
-        i += 1
-    raise RegexError("missing closing ]")
+def _rune_width(data: bytes, pos: int) -> int:
+    """Width in bytes of the UTF-8 sequence starting at ``pos`` (1 at the end, as Go steps)."""
+    if pos >= len(data):
+        return 1
+    lead = data[pos]
+    width = 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    return min(width, len(data) - pos)
 
 
-def translate(pattern: str) -> str:
-    """The Python ``re`` pattern equivalent to the RE2 ``pattern``."""
-    out: list[str] = []
-    closers: list[int] = [0]  # per open group: scoped-flag groups to close with it
-    multiline = False
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\":
-            text, i = _escape(pattern, i, in_class=False)
-            out.append(text)
-        elif c == "[":
-            text, i = _char_class(pattern, i)
-            out.append(text)
-        elif c == "(":
-            if pattern.startswith(_UNSUPPORTED_GROUPS, i):
-                raise RegexError(f"invalid or unsupported Perl syntax: `{pattern[i:i + 3]}`")
-            m = _FLAGS.match(pattern, i)
-            if m and "U" in m.group(1):
-                raise RegexError("not supported: ungreedy flag (?U)")
-            if m and m.group(2) == ")":  # (?i) applies to the rest of the enclosing group
-                if not out and "m" in m.group(1).split("-")[0]:
-                    multiline = True
-                out.append(f"(?{m.group(1)}:")
-                closers[-1] += 1
-                i = m.end()
-                continue
-            if pattern.startswith("(?<", i) and not pattern.startswith("(?<=", i):
-                out.append("(?P<")
-                i += 3
+_TEMPLATE = re.compile(rb"\$(?:\$|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
+Piece = bytes | int  # literal bytes, or the number of the group to insert
+
+
+class GoRegexp:
+    """A compiled Go regular expression (immutable; share freely)."""
+
+    __slots__ = ("_bool", "_program", "group_names", "groups", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        if any(m.group(1) for m in _BYTE_ESCAPE.finditer(pattern)):
+            raise RegexError("error parsing regexp: invalid escape sequence: `\\C`")
+        encoded = _utf8(pattern)
+        program = _native.RE2(encoded, _OPTIONS)
+        if not program.ok():
+            raise _go_error(pattern, program.error())
+        self.pattern = pattern
+        self._program = program
+        self._bool: _native.RE2 | None = None
+        self.groups: int = program.NumberOfCapturingGroups()
+        self.group_names: dict[str, int] = {
+            (k.decode() if isinstance(k, bytes) else k): v for k, v in program.NamedCapturingGroups()}
+
+    def _matcher(self) -> _native.RE2:
+        if self._bool is None:
+            program = _native.RE2(_utf8(self.pattern), _BOOL_OPTIONS)
+            self._bool = program if program.ok() else self._program
+        return self._bool
+
+    def search(self, text: str) -> tuple[int, int] | None:
+        """The byte span of the leftmost match in ``text`` (UTF-8), or None: Go's ``FindIndex``."""
+        data = _utf8(text)
+        span = self._matcher().Match(_UNANCHORED, data, 0, len(data))[0]
+        return None if span == _NO_MATCH else span
+
+    def matches(self, text: str) -> bool:
+        """Go ``MatchString``."""
+        return self.search(text) is not None
+
+    def find(self, text: str) -> str:
+        """Go ``FindString``: the leftmost match, or "" when there is none."""
+        data = _utf8(text)
+        start, end = self._matcher().Match(_UNANCHORED, data, 0, len(data))[0]
+        return "" if start < 0 else data[start:end].decode("utf-8", "replace")
+
+    def find_all(self, text: str, limit: int = -1) -> list[str]:
+        """Go ``FindAllString``: successive non-overlapping matches, at most ``limit`` when it
+        is not negative; an empty match right after the previous match is skipped."""
+        data = _utf8(text)
+        end_of_text = len(data)
+        if limit < 0:
+            limit = end_of_text + 1
+        program = self._matcher()
+        found: list[str] = []
+        pos, previous_end = 0, -1
+        while len(found) < limit and pos <= end_of_text:
+            start, end = program.Match(_UNANCHORED, data, pos, end_of_text)[0]
+            if start < 0:
+                break
+            accept = True
+            if end == pos:  # an empty match at pos
+                accept = start != previous_end
+                pos += _rune_width(data, pos)
             else:
-                out.append("(")
-                i += 1
-            closers.append(0)
-        elif c == ")":
-            out.append(")" * (closers.pop() if len(closers) > 1 else 0) + ")")
-            i += 1
-        elif c in "*+?" and i + 1 < n and pattern[i + 1] == "+":
-            raise RegexError(f"invalid nested repetition operator: `{pattern[i:i + 2]}`")
-        elif c == "{" and pattern.startswith("{,", i):
-            out.append("\\{")
-            i += 1
-        elif c == "$":
-            out.append("$" if multiline else "\\Z")
-            i += 1
-        else:
-            out.append(c)
-            i += 1
-    out.append(")" * closers[0])
-    return "".join(out)
+                pos = end
+            previous_end = end
+            if accept:
+                found.append(data[start:end].decode("utf-8", "replace"))
+        return found
 
+    def replace_all(self, src: str, repl: str, literal: bool, limit: int | None = None) -> str:
+        """Go ``ReplaceAllString`` (``$1``, ``${name}``, ``$$`` expanded) or, with ``literal``,
+        ``ReplaceAllLiteralString``. ``limit`` bounds the result's length in bytes: past it
+        ``OverflowError`` is raised before the text is built."""
+        data = _utf8(src)
+        pieces = [_utf8(repl)] if literal else self._template(_utf8(repl))
+        captures = 1 + max((p for p in pieces if isinstance(p, int)), default=-1)
+        program = self._program if captures > 1 else self._matcher()
+        out: list[bytes] = []
+        size = 0
+        last_end, pos, end_of_text = 0, 0, len(data)
+        while pos <= end_of_text:
+            spans = program.Match(_UNANCHORED, data, pos, end_of_text)
+            start, end = spans[0]
+            if start < 0:
+                break
+            out.append(data[last_end:start])
+            size += start - last_end
+            if end > last_end or start == 0:
+                for piece in pieces:
+                    if isinstance(piece, bytes):
+                        out.append(piece)
+                        size += len(piece)
+                    elif piece < len(spans) and spans[piece][0] >= 0:
+                        s, e = spans[piece]
+                        out.append(data[s:e])
+                        size += e - s
+            if limit is not None and size > limit:
+                raise OverflowError(size)
+            last_end = end
+            width = _rune_width(data, pos)
+            if pos + width > end:
+                pos += width
+            elif pos + 1 > end:
+                pos += 1
+            else:
+                pos = end
+        out.append(data[last_end:])
+        if limit is not None and size + end_of_text - last_end > limit:
+            raise OverflowError(size + end_of_text - last_end)
+        return b"".join(out).decode("utf-8", "replace")
 
-def _repeat_height(items: list, depth: int = 0) -> int:
-    """Nesting depth of unbounded repetition in a parsed pattern."""
-    worst = depth
-    for op, av in items:
-        if op in (_sre_constants.MAX_REPEAT, _sre_constants.MIN_REPEAT):
-            _, hi, body = av
-            unbounded = hi == _sre_constants.MAXREPEAT or hi > 64
-            worst = max(worst, _repeat_height(list(body), depth + (1 if unbounded else 0)))
-        elif op == _sre_constants.SUBPATTERN:
-            worst = max(worst, _repeat_height(list(av[-1]), depth))
-        elif op == _sre_constants.BRANCH:
-            for branch in av[1]:
-                worst = max(worst, _repeat_height(list(branch), depth))
-    return worst
+    def _template(self, template: bytes) -> list[Piece]:
+        """Go ``Regexp.Expand``'s template as pieces: ``$1``, ``${1}``, ``$name``, ``${name}``,
+        ``$$``; an unknown name or out-of-range number inserts nothing."""
+        pieces: list[Piece] = []
+        last = 0
+        for m in _TEMPLATE.finditer(template):
+            pieces.append(template[last:m.start()])
+            last = m.end()
+            raw = m.group(1) or m.group(2)
+            if raw is None:
+                pieces.append(b"$")
+                continue
+            name = raw.decode()
+            if name.isdigit():
+                index = int(name)
+                if index <= self.groups:
+                    pieces.append(index)
+            elif name in self.group_names:
+                pieces.append(self.group_names[name])
+        pieces.append(template[last:])
+        return [p for p in pieces if p != b""]
 
 
 @lru_cache(maxsize=1024)
-def compile_re2(pattern: str) -> re.Pattern[str]:
-    """Compile a Go regular expression; ``RegexError`` if Go or our safety rule rejects it."""
-    translated = translate(pattern)
-    try:
-        compiled = re.compile(translated)
-        parsed = _sre_parser.parse(translated)
-    except (re.error, OverflowError, RecursionError) as exc:
-        raise RegexError(f"error parsing regexp: {exc}: `{pattern}`") from exc
-    if _repeat_height(list(parsed)) > 1:
-        raise RegexError(
-            f"not supported: nested unbounded repetition in `{pattern}` "
-            "(cannot be evaluated in bounded time)"
-        )
-    return compiled
+def compile_re2(pattern: str) -> GoRegexp:
+    """Compile a Go regular expression; ``RegexError`` if Go rejects it (or RE2 cannot hold it)."""
+    return GoRegexp(pattern)
 
 
-_TEMPLATE = re.compile(r"\$(?:\$|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
+def replace_all(regex: GoRegexp, src: str, repl: str, literal: bool, limit: int | None = None) -> str:
+    """Go ``ReplaceAllString``/``ReplaceAllLiteralString`` (see ``GoRegexp.replace_all``)."""
+    return regex.replace_all(src, repl, literal, limit)
 
-
-def _expander(regex: re.Pattern[str], template: str) -> Callable[[re.Match[str]], str]:
-    """Go ``Regexp.Expand``: ``$1``, ``${1}``, ``$name``, ``${name}``, ``$$``; unknown -> empty."""
-
-    def expand(m: re.Match[str]) -> str:
-        def one(t: re.Match[str]) -> str:
-            name = t.group(1) or t.group(2)
-            if name is None:
-                return "$"
-            if name.isdigit():
-                index = int(name)
-                return (m.group(index) or "") if index <= regex.groups else ""
-            return (m.group(name) or "") if name in regex.groupindex else ""
-
-        return _TEMPLATE.sub(one, template)
-
-    return expand
-
-
-def replace_all(regex: re.Pattern[str], src: str, repl: str, literal: bool) -> str:
-    """Go ``ReplaceAllString``/``ReplaceAllLiteralString`` (skips empty matches abutting one)."""
-    expand = None if literal else _expander(regex, repl)
-    out: list[str] = []
-    last = 0
-    previous_end = -1
-    for m in regex.finditer(src):
-        if m.start() == m.end() == previous_end:
-            continue
-        out.append(src[last:m.start()])
-        out.append(repl if expand is None else expand(m))
-        last = previous_end = m.end()
-    out.append(src[last:])
-    return "".join(out)

@@ -358,7 +358,10 @@ SEMANTICS_ROWS = [
     ("'a'.findAll('|a')", ["", ""]),  # an empty match right after a match is skipped
     ("'aaa'.findAll('a*')", ["aaa"]),
     ("'abc'.find('(' + '')", Error("Illegal regex: error parsing regexp")),  # not a literal: run time
-    ("'abc'.find('(a+)+' + '')", NotSupported("nested unbounded repetition")),
+    ("'abc'.find('(a+)+' + '')", "a"),  # RE2: nested repetition is linear, not refused
+    ("'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'.find('^(a|a)*$' + '')", ""),
+    ("'h\u00e9\u00e9'.findAll('')", ["", "", "", ""]),  # empty matches step by rune
+    ("'x'.find('\\\\C' + '')", Error("Illegal regex: error parsing regexp: invalid escape sequence")),
 ]
 
 
