@@ -88,7 +88,7 @@ def setup_worker(setup: EvaluationSetup, emit: Emit | None = None, compiled: Com
         now=lambda: setup.started_at, load_yaml=load_yaml_value, values=setup.values,
         exceptions=tuple(exceptions),
         load_documents=load_yaml_values, loader=lookup,
-        namespaces=lookup.namespaces if lookup else None)
+        namespaces=lookup.namespaces if lookup else None, monotonic=time.monotonic)
 
     def labels(namespace: str) -> dict | None:
         found = setup.values.labels_of(namespace)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -309,7 +310,8 @@ def _compare(suite: Suite) -> list[TestRow]:
         labels = cluster.namespace_labels(labels)
     env = make_environment(now=lambda: now, load_yaml=load_yaml_value, load_documents=load_yaml_values,
                            values=suite.values, exceptions=tuple(suite.exceptions), loader=cluster,
-                           namespaces=cluster.cluster.namespaces if cluster and cluster.cluster else None)
+                           namespaces=cluster.cluster.namespaces if cluster and cluster.cluster else None,
+                           monotonic=time.monotonic)
     now = datetime.now(UTC)
     cache: dict[tuple[int, str, str | None], list[RuleResult]] = {}
     views = {id(r): suite.values.resource_view(r) for r in suite.resources}

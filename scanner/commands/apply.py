@@ -80,7 +80,7 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     env = make_environment(now=_now_function(), load_yaml=load_yaml_value, values=values,
                            exceptions=tuple(exceptions), loader=lookup, namespaces=lookup.namespaces,
                            param_resources=tuple(r.resource for r in loaded_resources),
-                           load_documents=load_yaml_values)
+                           load_documents=load_yaml_values, monotonic=time.monotonic)
 
     def namespace_labels(namespace: str) -> dict | None:
         labels = values.labels_of(namespace)

@@ -1,18 +1,20 @@
 """The condition operators of spec 6.4, with Kyverno's exact type coercions.
 
 K is the substituted condition key, V the substituted value; both are JSON values where
-every number counts as a 64-bit float (Python ints are treated as the same float).
+every number counts as a 64-bit float (Python ints are treated as the same float). The
+membership operators charge the rule's budget for the pairs they may compare.
 """
 
 from __future__ import annotations
 
 import json
 import operator as op
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
 from scanner.engine import wildcard
+from scanner.engine.budget import active, text_size
 from scanner.engine.duration import SECOND, parse_duration
 from scanner.engine.gofmt import is_number, sprint, text
 from scanner.engine.operators import compare_scalar, is_range, parse_go_float
@@ -36,12 +38,14 @@ def _deep_equal(a: Any, b: Any) -> bool:
     if is_number(a) or is_number(b):
         return is_number(a) and is_number(b) and float(a) == float(b)
     if isinstance(a, dict):
+        active().charge(len(a))
         return (
             isinstance(b, dict)
             and a.keys() == b.keys()
             and all(_deep_equal(v, b[k]) for k, v in a.items())
         )
     if isinstance(a, list):
+        active().charge(len(a))
         return (
             isinstance(b, list) and len(a) == len(b) and all(map(_deep_equal, a, b))
         )
@@ -172,6 +176,26 @@ def _duration_ordering(cmp: Compare, key: Any, value: Any) -> bool:
 # -- In family ---------------------------------------------------------------------------
 
 
+def _texts(items: list[Any]) -> list[str]:
+    """``sprint`` of each item, charged to the rule's budget: one step per item, and a
+    written-out size check for maps and lists (a value of shared parts can be huge)."""
+    budget = active()
+    budget.charge(len(items))
+    for item in items:
+        if isinstance(item, (dict, list)):
+            budget.check_string(text_size(item, budget.limits.string_length), "a condition value")
+    return [sprint(item) for item in items]
+
+
+def _partnered(keys: list[str], values: list[str]) -> Iterator[bool]:
+    """For each key, whether a value matches it either way; each key's comparisons are
+    charged to the rule's budget before they are made."""
+    budget = active()
+    for k in keys:
+        budget.charge(len(values))
+        yield any(_both_ways(k, v) for v in values)
+
+
 def _both_ways(a: str, b: str) -> bool:
     return wildcard.match(a, b) or wildcard.match(b, a)
 
@@ -211,7 +235,7 @@ def _strings_of(raw: str, *, lenient: bool) -> list[str] | None:
 def _in_scalar(key: str, value: Any) -> bool | None:
     """Deprecated ``In`` for a scalar key; None when V has an invalid type."""
     if isinstance(value, list):
-        return any(_both_ways(sprint(item), key) for item in value)
+        return any(_both_ways(item, key) for item in _texts(value))
     if isinstance(value, str):
         if wildcard.match(value, key):
             return True
@@ -236,6 +260,7 @@ def _in_list(keys: list[Any], value: Any, *, negate: bool) -> bool | None:
         return None
     if values is None:
         return None
+    active().charge(len(keys) + len(values))
     present = set(values)
     if negate:
         return any(item not in present for item in keys)
@@ -245,7 +270,7 @@ def _in_list(keys: list[Any], value: Any, *, negate: bool) -> bool | None:
 def _any_in_scalar(key: str, value: Any) -> bool | None:
     """``AnyIn``/``AllIn`` for a scalar key; None when V has an invalid type."""
     if isinstance(value, list):
-        return any(_both_ways(sprint(item), key) for item in value)
+        return any(_both_ways(item, key) for item in _texts(value))
     if isinstance(value, str):
         if wildcard.match(value, key):
             return True
@@ -258,7 +283,7 @@ def _any_in_scalar(key: str, value: Any) -> bool | None:
 
 def _any_in_list(keys: list[str], value: Any, *, negate: bool) -> bool:
     if isinstance(value, list):
-        values: list[str] | None = [sprint(item) for item in value]
+        values: list[str] | None = _texts(value)
     elif isinstance(value, bool) or is_number(value):
         values = [text(value)]
     elif isinstance(value, str):
@@ -273,13 +298,13 @@ def _any_in_list(keys: list[str], value: Any, *, negate: bool) -> bool:
     if values is None:
         return False
     if negate:
-        return any(not any(_both_ways(k, v) for v in values) for k in keys)
-    return any(_both_ways(k, v) for k in keys for v in values)
+        return not all(_partnered(keys, values))
+    return any(_partnered(keys, values))
 
 
 def _all_in_list(keys: list[str], value: Any, *, negate: bool) -> bool:
     if isinstance(value, list):
-        values: list[str] | None = [sprint(item) for item in value]
+        values: list[str] | None = _texts(value)
     elif isinstance(value, str):
         if len(keys) == 1 and keys[0] == value:
             return not negate
@@ -291,7 +316,7 @@ def _all_in_list(keys: list[str], value: Any, *, negate: bool) -> bool:
         return False
     if values is None:
         return False
-    partnered = [any(_both_ways(k, v) for v in values) for k in keys]
+    partnered = list(_partnered(keys, values))
     return not any(partnered) if negate else all(partnered)
 
 
@@ -307,7 +332,7 @@ def _membership(name: str, key: Any, value: Any) -> bool:
     if isinstance(key, list):
         if name in ("in", "notin"):
             return bool(_in_list(key, value, negate=name == "notin"))
-        texts = [sprint(item) for item in key]
+        texts = _texts(key)
         if name in ("anyin", "anynotin"):
             return _any_in_list(texts, value, negate=name == "anynotin")
         return _all_in_list(texts, value, negate=name == "allnotin")

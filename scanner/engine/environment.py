@@ -1,5 +1,7 @@
 """What an evaluation needs from outside the engine: functions (with the scan's clock),
-external context data, values, and objects for CEL lookups. Built once per scan."""
+external context data, values, objects for CEL lookups, and the budget each rule evaluation
+may spend (with the caller's monotonic timer for its time limit). Built once per scan and
+thread."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from scanner.engine.budget import DEFAULT_LIMITS, Budget, Limits
 from scanner.engine.context import ContextLoader
 from scanner.engine.exceptions import PolicyException
 from scanner.engine.jmespath_dialect import Evaluator
@@ -30,6 +33,8 @@ class Environment:
     exceptions: tuple[PolicyException, ...] = ()
     # YAML text -> documents, for signed manifests (the engine does not parse YAML itself)
     load_documents: Callable[[str], list[Any]] | None = None
+    # what one rule evaluation may cost (steps, sizes and, with a timer, time)
+    budget: Budget = field(default_factory=Budget)
 
 
 def make_environment(
@@ -42,7 +47,10 @@ def make_environment(
     param_resources: tuple[dict, ...] = (),
     exceptions: tuple[PolicyException, ...] = (),
     load_documents: Callable[[str], list[Any]] | None = None,
+    monotonic: Callable[[], float] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Environment:
+    """``monotonic`` (seconds, e.g. ``time.monotonic``) enables the per-rule time limit."""
     evaluator = Evaluator(build_functions(now=now, load_yaml=load_yaml))
     return Environment(evaluator, values or Values(), loader, namespaces, param_resources, exceptions,
-                       load_documents)
+                       load_documents, Budget(limits, monotonic))

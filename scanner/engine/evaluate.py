@@ -1,4 +1,7 @@
-"""One policy x one resource -> the list of rule results (spec 3.2, 13.2)."""
+"""One policy x one resource -> the list of rule results (spec 3.2, 13.2).
+
+Each rule evaluation starts the environment's budget afresh; going past a limit gives
+that rule an ``error`` result naming the limit (``budget``), and the other rules go on."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from scanner.engine import wildcard
+from scanner.engine.budget import BudgetExceededError, activate
 from scanner.engine.conditions import BlockResult, ConditionBlock, evaluate_block
 from scanner.engine.context import VariableContext
 from scanner.engine.environment import Environment, make_environment
@@ -222,8 +226,19 @@ def evaluate_policy(
     env = env or default_environment()
     if policy.kind == "Policy" and view.namespace != policy.namespace:
         return []
-    evaluation: _Evaluation | None = None
     results: list[RuleResult] = []
+    previous = activate(env.budget)
+    try:
+        _evaluate_rules(policy, resource, request, view, env, results)
+    finally:
+        activate(previous)
+    return results
+
+
+def _evaluate_rules(policy: Policy, resource: dict, request: Request, view: ResourceView, env: Environment,
+                    results: list[RuleResult]) -> None:
+    evaluation: _Evaluation | None = None
+    budget = env.budget
     for rule in policy.rules_for(view.kind):
         if rule.handler is None:
             continue
@@ -231,25 +246,29 @@ def evaluate_policy(
             continue
         if evaluation is None:
             evaluation = _Evaluation(policy, resource, request, view, env)
+        budget.start()
         try:
             outcome = evaluation.run(rule)
+            if (outcome is not None and outcome[0] is _FAIL and request.operation == "UPDATE"
+                    and _engine_action(policy, rule) is FailureAction.ENFORCE
+                    and rule.validate.get("allowExistingViolations") is not False
+                    and _fails_before_update(policy, rule, resource, request, view, env)):
+                outcome = RuleStatus.SKIP, PRE_EXISTING, ""
+        except BudgetExceededError as exc:
+            outcome = RuleStatus.ERROR, str(exc), ""
         except Exception as exc:  # a defect costs this rule its result, not the scan the others'
             outcome = RuleStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", ""
+        if budget.exceeded is not None:  # an overrun absorbed on the way still costs the result
+            outcome = RuleStatus.ERROR, str(budget.exceeded), ""
         if outcome is None:
             continue
         status, message, path = outcome
-        if (status is _FAIL and request.operation == "UPDATE"
-                and _engine_action(policy, rule) is FailureAction.ENFORCE
-                and rule.validate.get("allowExistingViolations") is not False
-                and _fails_before_update(policy, rule, resource, request, view, env)):
-            status, message, path = RuleStatus.SKIP, PRE_EXISTING, ""
         action = (resolve_action(policy, rule, view.namespace, request) if rule.overrides or policy.overrides
                   else _engine_action(policy, rule))  # without overrides, the namespace does not matter
         results.append(RuleResult(  # positional: a scan builds one per rule and resource
             policy.key, rule.name, status, message, path, action, rule.declared_name))
         if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):
             break
-    return results
 
 
 def _fails_before_update(policy: Policy, rule: Rule, resource: dict, request: Request,

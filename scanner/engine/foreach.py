@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scanner.engine.budget import active
 from scanner.engine.conditions import ConditionBlock, ConditionError, evaluate_block, parse_conditions
 from scanner.engine.context import ContextError, VariableContext
 from scanner.engine.gofmt import type_name
@@ -16,6 +17,7 @@ from scanner.engine.validate import check_any_pattern, check_pattern, lazy_messa
 from scanner.engine.variables import SubstitutionError, has_references, has_variables
 
 Outcome = tuple[RuleStatus, str, str] | None
+ELEMENT_STEPS = 16  # what one element costs the rule's budget, beside the expressions it runs
 _FAILURES = (SubstitutionError, ConditionError, ContextError, JMESPathError)
 
 
@@ -35,10 +37,13 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
             continue
         if not isinstance(items, list):
             items = [items]
+        budget = active()
+        budget.check_list(len(items), f"the foreach list {str(entry.get('list') or '')!r}")
         state = ctx.checkpoint()
         for index, element in enumerate(items):
             if element is None:
                 continue
+            budget.charge(ELEMENT_STEPS)
             ctx.restore(state)
             if entry.get("elementScope") is True and not isinstance(element, dict):
                 return RuleStatus.ERROR, _scope_error(element), ""

@@ -5,14 +5,16 @@ is a chain of closures, so each node costs one call. Every node type the dialect
 (and the plain ones policies use most) is compiled here, mirroring the interpreter line
 for line, including where the "Unknown key" error is absorbed and where it propagates.
 Any other node (slices, ``&expr`` references) is handed to the interpreter itself, so the
-result is the interpreter's in every case.
+result is the interpreter's in every case. Projections charge their elements to the rule's
+budget, as the interpreter's do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection
 from typing import Any
 
+from scanner.engine.budget import active
 from scanner.engine.jmespath_dialect import (
     _ORDERING,
     JMESPathError,
@@ -164,6 +166,7 @@ def _filter_projection(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
         elements = base(value)
         if not isinstance(elements, list):
             return None
+        active().charge(len(elements))
         collected = []
         for element in elements:
             if not _is_false(condition(element)):
@@ -256,8 +259,9 @@ def _projection(node: dict, interpreter: KyvernoInterpreter) -> Compiled:
     return projection
 
 
-def _projected(body: Compiled, elements: Iterable[Any]) -> list[Any]:
+def _projected(body: Compiled, elements: Collection[Any]) -> list[Any]:
     """``body`` of each element, nulls dropped (what every projection collects)."""
+    active().charge(len(elements))
     collected = []
     for element in elements:
         current = body(element)

@@ -25,6 +25,7 @@ from jmespath import exceptions as jp_exceptions
 from jmespath import visitor
 
 from scanner.engine import gofmt
+from scanner.engine.budget import active
 
 
 class JMESPathError(Exception):
@@ -48,14 +49,17 @@ def _is_number(value: Any) -> bool:
 
 
 def deep_equal(a: Any, b: Any) -> bool:
-    """Go ``reflect.DeepEqual`` on JSON values: booleans never equal numbers."""
+    """Go ``reflect.DeepEqual`` on JSON values: booleans never equal numbers. Each map or
+    list compared costs its items in steps (a value of shared parts can be huge)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if _is_number(a) or _is_number(b):
         return _is_number(a) and _is_number(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
+        active().charge(len(a))
         return a.keys() == b.keys() and all(deep_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
+        active().charge(len(a))
         return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
@@ -68,6 +72,9 @@ def flattened(elements: list[Any]) -> list[Any]:
             merged.extend(element)
         else:
             merged.append(element)
+    budget = active()
+    budget.check_list(len(merged), "a flatten")
+    budget.charge(len(merged))
     return merged
 
 
@@ -137,6 +144,7 @@ class KyvernoInterpreter(visitor.TreeInterpreter):
         if not isinstance(base, list):
             return None
         condition, body = node["children"][2], node["children"][1]
+        active().charge(len(base))
         collected = []
         for element in base:
             if not _is_false(self._absorb(condition, element)):
@@ -187,6 +195,7 @@ class KyvernoInterpreter(visitor.TreeInterpreter):
         base = self._absorb(node["children"][0], value)
         if not isinstance(base, list):
             return None
+        active().charge(len(base))
         collected = []
         for element in base:
             current = self._absorb(node["children"][1], element)
@@ -201,6 +210,7 @@ class KyvernoInterpreter(visitor.TreeInterpreter):
             return None
         if not isinstance(base, dict):
             return None
+        active().charge(len(base))
         collected = []
         for element in base.values():
             current = self._absorb(node["children"][1], element)

@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any
 
 from scanner.engine import gofmt, gopath, re2, semver, wildcard
+from scanner.engine.budget import active
 from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath_arithmetic import SPECS as ARITHMETIC_SPECS
 from scanner.engine.jmespath_dialect import deep_equal
@@ -62,6 +63,19 @@ def _regex(name: str, pattern: str) -> re2.GoRegexp:
         return re2.compile_re2(pattern)
     except re2.RegexError as exc:
         raise error(name, str(exc)) from None
+
+
+def _regex_replace(name: str, a: list[Any], literal: bool) -> str:
+    """Go ``ReplaceAllString``/``ReplaceAllLiteralString``, stopped before its result
+    outgrows the rule's string limit."""
+    regex = _regex(name, a[0])
+    src, repl = as_text(name, 2, a[1]), as_text(name, 3, a[2])
+    budget = active()
+    try:
+        return regex.replace_all(src, repl, literal, budget.limits.string_length)
+    except OverflowError as exc:
+        budget.check_string(exc.args[0], f"{name}()")
+        raise
 
 
 def _simple_case(text: str, upper: bool) -> str:
@@ -224,14 +238,11 @@ def _string_specs() -> tuple[FunctionSpec, ...]:
                      "second string is found and converts it into an array ",
                      lambda a: _split(a[0], a[1])),
         FunctionSpec("regex_replace_all", (S, SN, SN), "string",
-                     "converts all parameters to string", lambda a: re2.replace_all(
-                         _regex("regex_replace_all", a[0]), as_text("regex_replace_all", 2, a[1]),
-                         as_text("regex_replace_all", 3, a[2]), literal=False)),
+                     "converts all parameters to string",
+                     lambda a: _regex_replace("regex_replace_all", a, literal=False)),
         FunctionSpec("regex_replace_all_literal", (S, SN, SN), "string",
-                     "converts all parameters to string", lambda a: re2.replace_all(
-                         _regex("regex_replace_all_literal", a[0]),
-                         as_text("regex_replace_all_literal", 2, a[1]),
-                         as_text("regex_replace_all_literal", 3, a[2]), literal=True)),
+                     "converts all parameters to string",
+                     lambda a: _regex_replace("regex_replace_all_literal", a, literal=True)),
         FunctionSpec("regex_match", (S, SN), "bool", "first string is the regular exression "
                      "which is compared with second input which can be a number or string",
                      lambda a: _regex("regex_match", a[0]).matches(as_text("regex_match", 2, a[1]))),

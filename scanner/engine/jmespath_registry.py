@@ -2,7 +2,8 @@
 
 A ``FunctionSpec`` carries Kyverno's signature (argument types, return type, note) and a
 handler taking the list of evaluated arguments. Argument types are checked before the
-handler runs; mismatches raise ``JMESPathError`` with Kyverno's wording.
+handler runs; mismatches raise ``JMESPathError`` with Kyverno's wording. Every call, standard
+or Kyverno's, is charged to the rule's budget (``jmespath_limits``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 from jmespath import functions as jp_functions
 
 from scanner.engine import gofmt
+from scanner.engine.budget import active
 from scanner.engine.jmespath_dialect import JMESPathError
+from scanner.engine.jmespath_limits import GROWTH_CHECKS, argument_cost
 
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -71,6 +74,16 @@ class KyvernoFunctions(jp_functions.Functions):
         self.custom: dict[str, FunctionSpec] = {spec.name: spec for spec in specs}
 
     def call_function(self, function_name: str, resolved_args: list[Any]) -> Any:
+        budget = active()
+        budget.charge(argument_cost(resolved_args))
+        growth = GROWTH_CHECKS.get(function_name)
+        if growth is not None:
+            growth(resolved_args, budget)
+        result = self._call(function_name, resolved_args)
+        budget.check_result(result, f"{function_name}()")
+        return result
+
+    def _call(self, function_name: str, resolved_args: list[Any]) -> Any:
         spec = self.custom.get(function_name)
         if spec is None:
             return super().call_function(function_name, resolved_args)

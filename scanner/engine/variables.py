@@ -15,6 +15,7 @@ from typing import Any
 
 from scanner.engine import gopath
 from scanner.engine.anchor import strip_anchor
+from scanner.engine.budget import BudgetExceededError, active, text_size
 from scanner.engine.gofmt import format_fixed6, is_number, sprint, to_json
 from scanner.engine.operators import EQUAL, operator_of
 
@@ -94,6 +95,17 @@ def _variables(text: str) -> tuple[tuple[str, str, str, bool], ...]:
     return tuple(found)
 
 
+_SHORT = 4096  # strings shorter than this are not worth a look at the budget
+
+
+def _check_written_size(value: Any) -> None:
+    """A map or list a variable brings into text or a document may not exceed the rule's
+    string limit written out (a value of shared parts can be exponentially larger so)."""
+    if isinstance(value, (dict, list)):
+        budget = active()
+        budget.check_string(text_size(value, budget.limits.string_length), "a variable's value")
+
+
 class _Substitution:
     __slots__ = ("delete", "resolve")
 
@@ -112,7 +124,7 @@ class _Substitution:
             expression = expression.replace("request.object", "request.oldObject")
         try:
             return self.resolve(expression)
-        except SubstitutionError:
+        except (SubstitutionError, BudgetExceededError):
             raise
         except Exception as e:  # the resolver is foreign code: this is the seam
             raise SubstitutionError(
@@ -141,6 +153,7 @@ class _Substitution:
                 if isinstance(result, str):
                     replacement = result.replace("{{", "\\{{") if shallow else result
                 else:
+                    _check_written_size(result)
                     try:
                         replacement = to_json(result)
                     except ValueError as e:
@@ -150,6 +163,8 @@ class _Substitution:
                             path=path,
                         ) from e
                 value = value.replace(prefix + variable, prefix + replacement, 1)
+                if len(value) > _SHORT:
+                    active().check_string(len(value), "variable substitution")
             if shallow:
                 break
             found = _variables(value)
@@ -174,6 +189,7 @@ class _Substitution:
             node = self.string(node, path)
             if not isinstance(node, (dict, list)):
                 return node
+            _check_written_size(node)
             # Kyverno keeps walking into a map or list a whole-string variable produced
         if isinstance(node, dict):
             out = {}
