@@ -65,16 +65,18 @@ def deep_equal(a: Any, b: Any) -> bool:
 
 
 def flattened(elements: list[Any]) -> list[Any]:
-    """The elements with those that are lists merged in (``[]``)."""
+    """The elements with those that are lists merged in (``[]``); the merged length is
+    checked and charged to the rule's budget before the list is built."""
+    size = sum(len(e) if isinstance(e, list) else 1 for e in elements)
+    budget = active()
+    budget.check_list(size, "a flatten")
+    budget.charge(size)
     merged: list[Any] = []
     for element in elements:
         if isinstance(element, list):
             merged.extend(element)
         else:
             merged.append(element)
-    budget = active()
-    budget.check_list(len(merged), "a flatten")
-    budget.charge(len(merged))
     return merged
 
 
