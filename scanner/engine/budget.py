@@ -60,7 +60,8 @@ class BudgetExceededError(Exception):
 class Budget:
     """The running cost of the current rule evaluation."""
 
-    __slots__ = ("_clock", "_deadline", "_next_check", "counting", "exceeded", "limits", "steps")
+    __slots__ = ("_clock", "_deadline", "_first_check", "_next_check", "_seconds", "counting", "exceeded",
+                 "limits", "steps")
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS, clock: Callable[[], float] | None = None,
                  *, counting: bool = True) -> None:
@@ -70,16 +71,19 @@ class Budget:
         self.steps = 0
         self.exceeded: BudgetExceededError | None = None
         self._deadline = float("inf")
+        self._seconds = limits.seconds
+        self._first_check: float = min(CHECK_EVERY, limits.steps + 1) if counting else float("inf")
         self._next_check: float = float("inf")
+        if not counting:
+            self._clock = None
 
     def start(self) -> None:
         """A new rule evaluation: no steps spent, a fresh deadline."""
         self.steps = 0
         self.exceeded = None
-        if self.counting:
-            self._next_check = min(CHECK_EVERY, self.limits.steps + 1)
-            if self._clock is not None:
-                self._deadline = self._clock() + self.limits.seconds
+        self._next_check = self._first_check
+        if self._clock is not None:
+            self._deadline = self._clock() + self._seconds
 
     def charge(self, steps: int = 1) -> None:
         """Spend ``steps``; raise ``BudgetExceededError`` past the step limit or the deadline."""
@@ -110,19 +114,13 @@ class Budget:
                                        f"(limit {self.limits.string_length:,})")
 
     def check_list(self, length: int, what: str) -> None:
-        """A list of ``length`` items is built or iterated by ``what``."""
+        """A list of ``length`` items is built or iterated by ``what`` (a function's name is
+        written as a call)."""
         if length > self.limits.list_length:
+            if what.isidentifier():
+                what = f"the result of {what}()"
             self.fail("list length", f"limit exceeded: {what} has {length:,} items "
                                      f"(limit {self.limits.list_length:,})")
-
-    def check_result(self, value: Any, what: str) -> None:
-        """Charge and check a value ``what`` returned: list items count as steps."""
-        if isinstance(value, str):
-            if len(value) > self.limits.string_length:
-                self.check_string(len(value), what)
-        elif isinstance(value, (list, dict)):
-            self.check_list(len(value), what)
-            self.charge(len(value))
 
 
 def text_size(value: Any, limit: int) -> int:
@@ -148,20 +146,21 @@ def text_size(value: Any, limit: int) -> int:
     return size
 
 
-_local = threading.local()
+THREAD = threading.local()  # ``budget``: the active budget of this thread
+_local = THREAD
 
 
 def active() -> Budget:
     """The budget of the rule this thread is evaluating (a size-only default outside one)."""
-    try:
-        return _local.budget  # type: ignore[no-any-return]
-    except AttributeError:
+    budget = getattr(_local, "budget", None)
+    if budget is None:
         budget = _local.budget = Budget(counting=False)
-        return budget
+    return budget  # type: ignore[no-any-return]
 
 
-def activate(budget: Budget) -> Budget:
-    """Make ``budget`` the one this thread's evaluations charge; return the one it replaces."""
-    previous = active()
+def activate(budget: Budget | None) -> Budget | None:
+    """Make ``budget`` the one this thread's evaluations charge (None: the default); return
+    the one it replaces, for the caller to put back."""
+    previous = getattr(_local, "budget", None)
     _local.budget = budget
     return previous

@@ -181,10 +181,12 @@ def _texts(items: list[Any]) -> list[str]:
     written-out size check for maps and lists (a value of shared parts can be huge)."""
     budget = active()
     budget.charge(len(items))
+    texts = []
     for item in items:
         if isinstance(item, (dict, list)):
             budget.check_string(text_size(item, budget.limits.string_length), "a condition value")
-    return [sprint(item) for item in items]
+        texts.append(sprint(item))
+    return texts
 
 
 def _partnered(keys: list[str], values: list[str]) -> Iterator[bool]:

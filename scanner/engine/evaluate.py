@@ -9,7 +9,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from scanner.engine import wildcard
-from scanner.engine.budget import BudgetExceededError, activate
+from scanner.engine.budget import THREAD, BudgetExceededError
 from scanner.engine.conditions import BlockResult, ConditionBlock, evaluate_block
 from scanner.engine.context import VariableContext
 from scanner.engine.environment import Environment, make_environment
@@ -227,11 +227,12 @@ def evaluate_policy(
     if policy.kind == "Policy" and view.namespace != policy.namespace:
         return []
     results: list[RuleResult] = []
-    previous = activate(env.budget)
+    previous = getattr(THREAD, "budget", None)  # ``budget.activate``, inline: once per policy and resource
+    THREAD.budget = env.budget
     try:
         _evaluate_rules(policy, resource, request, view, env, results)
     finally:
-        activate(previous)
+        THREAD.budget = previous
     return results
 
 

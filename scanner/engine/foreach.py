@@ -38,7 +38,8 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
         if not isinstance(items, list):
             items = [items]
         budget = active()
-        budget.check_list(len(items), f"the foreach list {str(entry.get('list') or '')!r}")
+        if len(items) > budget.limits.list_length:
+            budget.check_list(len(items), f"the foreach list {str(entry.get('list') or '')!r}")
         state = ctx.checkpoint()
         for index, element in enumerate(items):
             if element is None:

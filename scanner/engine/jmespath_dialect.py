@@ -66,17 +66,20 @@ def deep_equal(a: Any, b: Any) -> bool:
 
 def flattened(elements: list[Any]) -> list[Any]:
     """The elements with those that are lists merged in (``[]``); the merged length is
-    checked and charged to the rule's budget before the list is built."""
-    size = sum(len(e) if isinstance(e, list) else 1 for e in elements)
+    checked before it passes the rule's list limit (the message gives the whole length) and
+    charged to its budget."""
     budget = active()
-    budget.check_list(size, "a flatten")
-    budget.charge(size)
+    limit = budget.limits.list_length
     merged: list[Any] = []
-    for element in elements:
+    for at, element in enumerate(elements):
         if isinstance(element, list):
+            if len(merged) + len(element) > limit:
+                whole = len(merged) + sum(len(e) if isinstance(e, list) else 1 for e in elements[at:])
+                budget.check_list(whole, "a flatten")
             merged.extend(element)
         else:
             merged.append(element)
+    budget.charge(len(merged))
     return merged
 
 

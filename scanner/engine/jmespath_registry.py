@@ -80,7 +80,11 @@ class KyvernoFunctions(jp_functions.Functions):
         if growth is not None:
             growth(resolved_args, budget)
         result = self._call(function_name, resolved_args)
-        budget.check_result(result, f"{function_name}()")
+        if isinstance(result, (list, dict)):
+            budget.check_list(len(result), function_name)
+            budget.charge(len(result))
+        elif isinstance(result, str) and len(result) > budget.limits.string_length:
+            budget.check_string(len(result), f"{function_name}()")
         return result
 
     def _call(self, function_name: str, resolved_args: list[Any]) -> Any:

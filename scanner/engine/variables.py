@@ -99,19 +99,23 @@ _SHORT = 4096  # strings shorter than this are not worth a look at the budget
 
 
 def _check_written_size(value: Any) -> None:
-    """A map or list a variable brings into text or a document may not exceed the rule's
-    string limit written out (a value of shared parts can be exponentially larger so)."""
+    """A map or list a variable brings into text may not exceed the rule's string limit
+    written out (a value of shared parts can be exponentially larger so)."""
     if isinstance(value, (dict, list)):
         budget = active()
         budget.check_string(text_size(value, budget.limits.string_length), "a variable's value")
 
 
 class _Substitution:
-    __slots__ = ("delete", "resolve")
+    """One document's substitution; the items of every map and list it walks (a variable's
+    value included, which may be built of shared parts) are charged to the rule's budget."""
+
+    __slots__ = ("budget", "delete", "resolve")
 
     def __init__(self, resolve: Resolve, delete: bool) -> None:
         self.resolve = resolve
         self.delete = delete
+        self.budget = active()
 
     def evaluate(self, expression: str, path: str) -> Any:
         if expression == "@":
@@ -189,15 +193,16 @@ class _Substitution:
             node = self.string(node, path)
             if not isinstance(node, (dict, list)):
                 return node
-            _check_written_size(node)
             # Kyverno keeps walking into a map or list a whole-string variable produced
         if isinstance(node, dict):
+            self.budget.charge(len(node))
             out = {}
             for key, child in node.items():
                 child_path = f"{path}/{_escape(key)}"
                 out[self.key(key, path)] = self.walk(child, child_path)
             return out
         if isinstance(node, list):
+            self.budget.charge(len(node))
             return [self.walk(child, f"{path}/{i}") for i, child in enumerate(node)]
         return node
 
