@@ -227,49 +227,44 @@ def evaluate_policy(
     if policy.kind == "Policy" and view.namespace != policy.namespace:
         return []
     results: list[RuleResult] = []
+    evaluation: _Evaluation | None = None
+    budget = env.budget
     previous = getattr(THREAD, "budget", None)  # ``budget.activate``, inline: once per policy and resource
-    THREAD.budget = env.budget
+    THREAD.budget = budget
     try:
-        _evaluate_rules(policy, resource, request, view, env, results)
+        for rule in policy.rules_for(view.kind):
+            if rule.handler is None:
+                continue
+            if not rule.match.matches(view, request) or is_excluded(rule.exclude, view, request):
+                continue
+            if evaluation is None:
+                evaluation = _Evaluation(policy, resource, request, view, env)
+            budget.start()
+            try:
+                outcome = evaluation.run(rule)
+                if (outcome is not None and outcome[0] is _FAIL and request.operation == "UPDATE"
+                        and _engine_action(policy, rule) is FailureAction.ENFORCE
+                        and rule.validate.get("allowExistingViolations") is not False
+                        and _fails_before_update(policy, rule, resource, request, view, env)):
+                    outcome = RuleStatus.SKIP, PRE_EXISTING, ""
+            except BudgetExceededError as exc:
+                outcome = RuleStatus.ERROR, str(exc), ""
+            except Exception as exc:  # a defect costs this rule its result, not the scan the others'
+                outcome = RuleStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", ""
+            if budget.exceeded is not None:  # an overrun absorbed on the way still costs the result
+                outcome = RuleStatus.ERROR, str(budget.exceeded), ""
+            if outcome is None:
+                continue
+            status, message, path = outcome
+            action = (resolve_action(policy, rule, view.namespace, request) if rule.overrides or policy.overrides
+                      else _engine_action(policy, rule))  # without overrides, the namespace does not matter
+            results.append(RuleResult(  # positional: a scan builds one per rule and resource
+                policy.key, rule.name, status, message, path, action, rule.declared_name))
+            if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):
+                break
     finally:
         THREAD.budget = previous
     return results
-
-
-def _evaluate_rules(policy: Policy, resource: dict, request: Request, view: ResourceView, env: Environment,
-                    results: list[RuleResult]) -> None:
-    evaluation: _Evaluation | None = None
-    budget = env.budget
-    for rule in policy.rules_for(view.kind):
-        if rule.handler is None:
-            continue
-        if not rule.match.matches(view, request) or is_excluded(rule.exclude, view, request):
-            continue
-        if evaluation is None:
-            evaluation = _Evaluation(policy, resource, request, view, env)
-        budget.start()
-        try:
-            outcome = evaluation.run(rule)
-            if (outcome is not None and outcome[0] is _FAIL and request.operation == "UPDATE"
-                    and _engine_action(policy, rule) is FailureAction.ENFORCE
-                    and rule.validate.get("allowExistingViolations") is not False
-                    and _fails_before_update(policy, rule, resource, request, view, env)):
-                outcome = RuleStatus.SKIP, PRE_EXISTING, ""
-        except BudgetExceededError as exc:
-            outcome = RuleStatus.ERROR, str(exc), ""
-        except Exception as exc:  # a defect costs this rule its result, not the scan the others'
-            outcome = RuleStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", ""
-        if budget.exceeded is not None:  # an overrun absorbed on the way still costs the result
-            outcome = RuleStatus.ERROR, str(budget.exceeded), ""
-        if outcome is None:
-            continue
-        status, message, path = outcome
-        action = (resolve_action(policy, rule, view.namespace, request) if rule.overrides or policy.overrides
-                  else _engine_action(policy, rule))  # without overrides, the namespace does not matter
-        results.append(RuleResult(  # positional: a scan builds one per rule and resource
-            policy.key, rule.name, status, message, path, action, rule.declared_name))
-        if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):
-            break
 
 
 def _fails_before_update(policy: Policy, rule: Rule, resource: dict, request: Request,

@@ -41,10 +41,11 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
         if len(items) > budget.limits.list_length:
             budget.check_list(len(items), f"the foreach list {str(entry.get('list') or '')!r}")
         state = ctx.checkpoint()
+        charge = budget.charge
         for index, element in enumerate(items):
             if element is None:
                 continue
-            budget.charge(ELEMENT_STEPS)
+            charge(ELEMENT_STEPS)
             ctx.restore(state)
             if entry.get("elementScope") is True and not isinstance(element, dict):
                 return RuleStatus.ERROR, _scope_error(element), ""
