@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Sequence
+from functools import cache
 from itertools import chain
 from types import ModuleType
 from typing import Any
 
 from sqlalchemy import Column, Connection, Engine, Table, insert, select, text, tuple_
+
+from scanner.store.storedtext import StoredText, escape_rows
+from scanner.store.tables import metadata
 
 OBSERVATION_COLUMNS = ("observation_id", "run_id", "resource_id", "path", "document_index",
                        "item_index", "line", "commit_sha")
@@ -109,11 +113,20 @@ def insert_returning_keys(connection: Connection, table: Table,
     return found
 
 
+@cache
+def text_positions(table: str, columns: tuple[str, ...]) -> tuple[int, ...]:
+    """The positions of ``columns`` that are ``StoredText`` columns of ``table``."""
+    known = metadata.tables[table].c
+    return tuple(i for i, name in enumerate(columns) if isinstance(known[name].type, StoredText))
+
+
 def copy_rows(connection: Connection, table: str, columns: Sequence[str],
               rows: list[tuple[Any, ...]]) -> None:
-    """Append rows to ``table``: COPY on PostgreSQL, multi-row INSERTs on SQLite."""
+    """Append rows to ``table``: COPY on PostgreSQL, multi-row INSERTs on SQLite. The rows go
+    past SQLAlchemy's types: their text columns are escaped here as ``StoredText`` binds them."""
     if not rows:
         return
+    rows = escape_rows(rows, text_positions(table, tuple(columns)))
     names = ", ".join(columns)
     if connection.dialect.name == "postgresql":
         cursor = connection.connection.driver_connection.cursor()

@@ -28,6 +28,7 @@ from sqlalchemy import Connection, TextClause, bindparam, text
 
 from scanner.engine.types import RuleStatus
 from scanner.store.records import FINDING_STATUSES
+from scanner.store.storedtext import unescape_value
 from scanner.store.views import DiffEntry, ResourceRef, RunDiff
 
 Method = Literal["findings", "results"]
@@ -187,8 +188,9 @@ _STATUSES = {s.value: s for s in RuleStatus}
 
 
 def _entry(row: Any, before_is_other: bool) -> DiffEntry:
+    # raw SQL: its text columns come back as stored, and are unescaped here
     (_, source, api_version, kind, namespace, name, policy_namespace, policy_name, rule,
-     status, message, file, line, other_status) = row
+     status, message, file, line, other_status) = unescape_value(tuple(row))
     mine = _STATUSES[status]
     theirs = _STATUSES[other_status] if other_status else None
     before, after = (theirs, mine) if before_is_other else (mine, theirs)

@@ -32,11 +32,12 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
+
+from scanner.store.storedtext import StoredText
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -125,7 +126,7 @@ runs = Table(
 sources = Table(
     "sources", metadata,
     Column("source_id", Integer, primary_key=True),
-    _required("name", Text, unique=True),
+    _required("name", StoredText, unique=True),
     _required("type", String(16)),
     # The completed run whose finish last updated this source's findings: its open findings
     # are the failures of that run. Moved by each finish under the source's row lock.
@@ -136,11 +137,11 @@ run_sources = Table(
     "run_sources", metadata,
     Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
     Column("source_id", Integer, ForeignKey("sources.source_id"), primary_key=True),
-    _required("url", Text),
-    _required("ref", Text),
+    _required("url", StoredText),
+    _required("ref", StoredText),
     _required("commit_sha", String(64)),
     _optional("commit_at", UTCDateTime),
-    _required("error", Text),
+    _required("error", StoredText),
     # The source's ``findings_run_id`` when this run completed: the run whose findings of the
     # source this run continued (NULL for runs that did not complete or scan it).
     _optional("previous_run_id", Integer, ForeignKey("runs.run_id", ondelete="SET NULL")),
@@ -151,13 +152,13 @@ policies = Table(
     "policies", metadata,
     Column("policy_id", Integer, primary_key=True),
     _required("kind", String(64)),
-    _required("namespace", Text),
-    _required("name", Text),
+    _required("namespace", StoredText),
+    _required("name", StoredText),
     _required("digest", String(128)),
-    _required("title", Text),
-    _required("category", Text),
-    _required("severity", Text),
-    _required("description", Text),
+    _required("title", StoredText),
+    _required("category", StoredText),
+    _required("severity", StoredText),
+    _required("description", StoredText),
     _required("failure_action", String(16)),
     _required("scored", Boolean),
     UniqueConstraint("kind", "namespace", "name", "digest"),
@@ -174,10 +175,10 @@ checks = Table(
     "checks", metadata,
     Column("check_id", Integer, primary_key=True),
     _required("policy_kind", String(64)),
-    _required("policy_namespace", Text),
-    _required("policy_name", Text),
-    _required("rule", Text),
-    _required("declared_rule", Text),
+    _required("policy_namespace", StoredText),
+    _required("policy_name", StoredText),
+    _required("rule", StoredText),
+    _required("declared_rule", StoredText),
     UniqueConstraint("policy_kind", "policy_namespace", "policy_name", "rule"),
 )
 
@@ -185,10 +186,10 @@ resources = Table(
     "resources", metadata,
     Column("resource_id", Integer, primary_key=True),
     _required("source_id", Integer, ForeignKey("sources.source_id")),
-    _required("api_version", Text),
-    _required("kind", Text),
-    _required("namespace", Text),
-    _required("name", Text),
+    _required("api_version", StoredText),
+    _required("kind", StoredText),
+    _required("namespace", StoredText),
+    _required("name", StoredText),
     UniqueConstraint("source_id", "api_version", "kind", "namespace", "name"),
 )
 
@@ -198,7 +199,7 @@ resource_observations = Table(
     Column("observation_id", BigId, primary_key=True),
     _required("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE")),
     _required("resource_id", Integer, ForeignKey("resources.resource_id"), index=True),
-    _required("path", Text),
+    _required("path", StoredText),
     _required("document_index", Integer),
     _optional("item_index", Integer),
     _optional("line", Integer),
@@ -215,8 +216,8 @@ results = Table(
     _required("policy_id", Integer),
     _required("status", String(8)),
     _required("action", String(8)),
-    _required("message", Text),
-    _required("path", Text),
+    _required("message", StoredText),
+    _required("path", StoredText),
     CheckConstraint(one_of("status", RESULT_STATUSES), name="status"),
     # status second: a run's failing rows are a few index ranges, not a scan of the run
     Index("ix_results_run_id_status_resource_id_check_id", "run_id", "status", "resource_id", "check_id"),
@@ -229,7 +230,7 @@ run_tallies = Table(
     Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
     Column("source_id", Integer, ForeignKey("sources.source_id"), primary_key=True, index=True),
     Column("check_id", Integer, ForeignKey("checks.check_id"), primary_key=True, index=True),
-    Column("namespace", Text, primary_key=True),
+    Column("namespace", StoredText, primary_key=True),
     Column("status", String(8), primary_key=True),
     _required("policy_id", Integer, ForeignKey("policies.policy_id"), index=True),
     _required("count", Integer),
@@ -272,9 +273,9 @@ scan_errors = Table(
     _required("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), index=True),
     _optional("source_id", Integer, ForeignKey("sources.source_id"), index=True),
     _required("kind", String(32)),
-    _required("path", Text),
+    _required("path", StoredText),
     _optional("line", Integer),
-    _required("message", Text),
+    _required("message", StoredText),
 )
 
 # A named lease: held by ``owner`` until released or ``expires_at`` passes.
