@@ -169,7 +169,8 @@ class _Reader:
                 raise self.fail(keys, "is required")
             return None
         if not isinstance(value, str) or (required and not value):
-            raise self.fail(keys, f"must be a non-empty string, not {describe_type(value)}")
+            shown = "an empty string" if value == "" else describe_type(value)
+            raise self.fail(keys, f"must be a non-empty string, not {shown}")
         return value
 
     def strings(self, value: Any, keys: list[str | int]) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import re
 from dataclasses import dataclass
 from functools import cache
 from itertools import groupby
@@ -183,9 +184,26 @@ def _context(data: ReportData) -> dict[str, Any]:
     }
 
 
+# Control characters other than tab and line breaks: invalid in an HTML document (a NUL
+# becomes U+FFFD, others may end a value early in some viewers). A page shows each as its
+# Unicode control picture (U+2400 + its code, U+2421 for DEL): visible, and the text around
+# it unchanged. The JSON report keeps the original characters.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return "\u2421" if code == 0x7F else chr(0x2400 + code)
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with each control character (but tab, CR and LF) shown as its control picture."""
+    return _CONTROLS.sub(_picture, text) if _CONTROLS.search(text) else text
+
+
 def _render(template: str, context: dict[str, Any]) -> str:
     try:
-        return _environment().get_template(template).render(context)
+        return visible_controls(_environment().get_template(template).render(context))
     except jinja2.TemplateError as e:
         raise ReportError(f"template {template} failed: {e}") from e
 

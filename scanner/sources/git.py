@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from scanner.errors import GitError, Location
 from scanner.sources.documents import Origin, SourceItem
 from scanner.sources.file_tree import DiskTree, FileTree
-from scanner.sources.git_tree import GitTree, forget_checkout
+from scanner.sources.git_tree import GitTree, failure_cause, forget_checkout
 from scanner.sources.provenance import CommitInfo, ErrorRecord, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 
@@ -124,8 +124,7 @@ class GitSource:
         _, quoted, stderr = detail.rpartition("stderr: '")  # GitPython quotes git's stderr
         if quoted:
             detail = stderr.rstrip().removesuffix("'")
-        lines = [ln.strip() for ln in detail.splitlines() if ln.strip()]
-        cause = lines[-1] if lines else type(exc).__name__
+        cause = failure_cause(detail) or type(exc).__name__
         message = f"{action} failed for {redact(self.options.url)}: {cause}"
         return GitError(redact(message, self._secrets()), Location(redact(self.options.url)))
 

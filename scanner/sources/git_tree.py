@@ -39,13 +39,22 @@ class _Blob:
     size: int
 
 
+def failure_cause(stderr: str) -> str | None:
+    """What git's error output says went wrong: its ``fatal:``/``error:`` lines (the last line
+    alone may be the end of an advice, "and the repository exists."), else its last line."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    causes = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    if causes:
+        return "; ".join(dict.fromkeys(causes))
+    return lines[-1] if lines else None
+
+
 def _git(path: str, *args: str) -> bytes:
     """The output of a git command in the clone at ``path``; ``GitError`` when it fails."""
     proc = subprocess.run(["git", "-C", path, *args], capture_output=True, check=False)
     if proc.returncode != 0:
-        lines = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {lines[-1] if lines else f'exit {proc.returncode}'}",
-                       Location(path))
+        cause = failure_cause(proc.stderr.decode(errors="replace")) or f"exit {proc.returncode}"
+        raise GitError(f"git {args[0]} failed: {cause}", Location(path))
     return proc.stdout
 
 
