@@ -1,7 +1,8 @@
 """The command line: a thin Click layer that parses, calls, prints and maps errors to exit codes.
 
 Exit codes: 0 clean; 1 findings that should fail; 2 usage, config or policy error;
-3 the scan finished but some sources failed.
+3 the scan finished but some sources failed; 4 the database was lost (unreachable, or its
+connection dropped or stopped answering): nothing is wrong with the command, run it again.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import threading
 import click
 
 from scanner import __version__
-from scanner.errors import ScannerError
+from scanner.errors import DatabaseLostError, ScannerError
 from scanner.runtime import collect_less_often
 
 # Sub-commands are imported only when used, so `scanner test` starts fast.
@@ -33,6 +34,7 @@ COMMANDS: dict[str, str] = {
 }
 
 EXIT_USAGE = 2
+EXIT_DATABASE_LOST = 4
 
 
 class LazyGroup(click.Group):
@@ -64,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.Abort:
         click.echo("aborted", err=True)
         return 130
+    except DatabaseLostError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_DATABASE_LOST
     except ScannerError as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_USAGE

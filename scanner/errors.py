@@ -69,6 +69,11 @@ class StoreError(ScannerError):
     """The report database is unreachable or not at the expected schema revision."""
 
 
+class DatabaseLostError(StoreError):
+    """The database could not be reached, or its connection was lost or stopped answering
+    (after the retries and time limits the store allows); the command's exit status is 4."""
+
+
 class ReportError(ScannerError):
     """A report could not be written or rendered."""
 

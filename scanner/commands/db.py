@@ -35,14 +35,16 @@ def resolve_database_url(database_url: str | None, config_path: str | None) -> s
 
 
 def open_store(database_url: str | None, config_path: str | None, *, create: bool = False,
-               **options: Any) -> Store:
-    """The store of the given database; an SQLite file that does not exist is refused unless
-    ``create`` (reading a mistyped path must not leave a new, empty database behind)."""
+               write: bool = False, **options: Any) -> Store:
+    """The store of the given database, opened read-only unless ``write`` (so that reading
+    works on a full disk and in a read-only folder); an SQLite file that does not exist is
+    refused unless ``create`` (reading a mistyped path must not leave a new, empty database
+    behind)."""
     url = parse_url(resolve_database_url(database_url, config_path))
     if not create and missing_sqlite_file(url):
         raise StoreError(f"database {describe(url)} does not exist: check --database, $SCANNER_DATABASE_URL "
                          "or the config's database.url; a scan or `scanner db upgrade` creates it")
-    return Store(url, **options)
+    return Store(url, read_only=not (write or create), **options)
 
 
 @click.group("db")
@@ -66,7 +68,7 @@ def upgrade(revision: str, database_url: str | None, config_path: str | None) ->
 @database_options
 def downgrade(revision: str, database_url: str | None, config_path: str | None) -> None:
     """Downgrade the schema to REVISION ("base" removes it, and all data, entirely)."""
-    store = open_store(database_url, config_path, check_schema=False)
+    store = open_store(database_url, config_path, write=True, check_schema=False)
     with store:
         state = store.downgrade(revision)
         click.echo(f"{store.describe()}: at revision {state.revision or 'base'} "
@@ -98,11 +100,13 @@ def current(database_url: str | None, config_path: str | None) -> None:
 @database_options
 def prune(keep_days: int, database_url: str | None, config_path: str | None) -> None:
     """Delete finished runs older than --keep-days and what only they referenced."""
-    store = open_store(database_url, config_path)
+    # stale runs are marked by the prune itself, after it made room (on a full disk)
+    store = open_store(database_url, config_path, write=True, mark_stale=False)
     with store:
         result = store.prune(keep_days)
         click.echo(f"{store.describe()}: deleted {result.runs} runs started before "
                    f"{result.cutoff.isoformat(timespec='seconds')}, {result.resources} "
                    f"resources, {result.policies} policy versions, {result.findings} "
-                   "resolved findings" + ("; a scan is running, so what no run references any more is "
+                   f"resolved findings, {result.discarded_results} results of failed or interrupted runs"
+                   + ("; a scan is running, so what no run references any more is "
                                           "deleted by the next prune" if result.orphans_kept else ""))

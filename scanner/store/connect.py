@@ -12,12 +12,16 @@ import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.engine import URL, make_url
 
-from scanner.errors import StoreError
+from scanner.errors import DatabaseLostError, StoreError
+from scanner.store.pgsession import SessionLimits, split_limits
+from scanner.store.pgsession import connect as pg_connect
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -32,6 +36,8 @@ _SQLITE_HINTS = {
     "SQLITE_NOTADB": "the file is not an SQLite database: point database.url at another file",
     "SQLITE_CORRUPT": "the file is damaged: restore it from a backup",
 }
+LOST_HINT = ("check that the server is running and reachable at the host and port in database.url, "
+             "then run again (connecting is tried again for the URL's reconnect_for seconds, 60 by default)")
 _PG_HINTS = {
     "25006": "the database only accepts reads (a standby, or default_transaction_read_only is "
              "on): point database.url at a writable primary or turn read-only off",
@@ -68,42 +74,80 @@ def missing_sqlite_file(url: URL) -> str | None:
     return None if os.path.exists(url.database) else url.database
 
 
+SECRET_PARAMETERS = frozenset({"password", "sslpassword", "passfile"})
+"""Query parameters (libpq's names) whose values are never shown."""
+
+_USERINFO = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^:/?#@\s]*):[^/?#\s]*@", re.IGNORECASE)
+_SECRET_NAMES = "|".join(sorted(SECRET_PARAMETERS))
+_KEYVALUE = re.compile(rf"(?P<head>\b(?:{_SECRET_NAMES})\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&;,]*)", re.IGNORECASE)
+
+
 def describe(url: URL) -> str:
-    """The database's URL with its password redacted."""
-    return url.render_as_string(hide_password=True)
+    """The database's URL with its password redacted (``user:***@`` and ``?password=***``)."""
+    secret = {key: "REDACTED" for key in url.query if key.lower() in SECRET_PARAMETERS}
+    shown = url.update_query_dict(secret) if secret else url
+    text = shown.render_as_string(hide_password=True)
+    return redact_text(text) if secret else text
 
 
 def redact_text(text: str) -> str:
-    """Best-effort redaction for text that did not parse as a URL."""
-    scheme, sep, rest = text.partition("://")
-    if not sep or "@" not in rest:
-        return text
-    credentials, _, host = rest.rpartition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in credentials else text
+    """``text`` with every password it holds redacted: a URL's ``user:password@`` and a
+    ``password=...`` parameter (of a URL's query or a libpq connection string)."""
+    text = _USERINFO.sub(lambda m: f"{m['head']}:***@", text)
+    return _KEYVALUE.sub(lambda m: f"{m['head']}***", text)
 
 
-def create_store_engine(url: URL) -> Engine:
-    """An engine for the store: SQLite in WAL mode with foreign keys and a busy timeout."""
+def create_store_engine(url: URL, *, read_only: bool = False) -> Engine:
+    """An engine for the store: SQLite in WAL mode with foreign keys and a busy timeout;
+    PostgreSQL with bounded connects and statements (``pgsession``). ``read_only`` opens a
+    database that is only read: SQLite's file (in a read-only folder too) without creating
+    or changing anything, PostgreSQL sessions in read-only transactions."""
     if url.get_backend_name() == "sqlite":
         if url.database in (None, "", ":memory:"):
             raise StoreError(f"database {describe(url)}: not supported: in-memory SQLite "
                              "(give a file path, e.g. sqlite:///scanner.db)")
-        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000,
-                                                  "check_same_thread": False})
+        connect_args: dict[str, Any] = {"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
+        options: dict[str, Any] = {}
+        if read_only and not url.query.get("uri"):
+            options["creator"] = partial(_sqlite_read_only, os.path.abspath(url.database), connect_args)
+        engine = create_engine(url, connect_args=connect_args, **options)
         event.listen(engine, "connect", _sqlite_connect)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
-    engine = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
-    event.listen(engine, "connect", _postgres_connect)
+    driver_url, limits = split_limits(url, describe(url))
+    engine = create_engine(driver_url, pool_pre_ping=True)
+    event.listen(engine, "do_connect", partial(_postgres_do_connect, limits))
+    event.listen(engine, "connect", partial(_postgres_connect, limits, read_only))
     return engine
 
 
-def _postgres_connect(dbapi_connection: Any, _record: Any) -> None:
-    # The store's queries are short index probes; JIT compilation only adds latency to them.
+def _postgres_do_connect(limits: SessionLimits, _dialect: Any, _record: Any, cargs: Any,
+                         cparams: dict[str, Any]) -> Any:
+    return pg_connect(cargs, cparams, limits)
+
+
+def _postgres_connect(limits: SessionLimits, read_only: bool, dbapi_connection: Any, _record: Any) -> None:
     with dbapi_connection.cursor() as cursor:
+        # The store's queries are short index probes; JIT compilation only adds latency to them.
         cursor.execute("SET jit = off")
+        cursor.execute(f"SET statement_timeout = {int(limits.statement_timeout * 1000)}")
+        if read_only:
+            cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     dbapi_connection.commit()
+
+
+def _sqlite_read_only(path: str, connect_args: dict[str, Any]) -> sqlite3.Connection:
+    """The file opened read-only; where even that needs a write (a WAL database in a read-only
+    folder, where its shared-memory file cannot be made), opened as immutable: nothing can
+    be writing to a database whose folder nobody can write."""
+    target = "file:" + quote(path)
+    connection = sqlite3.connect(f"{target}?mode=ro", uri=True, **connect_args)
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return connection
+    except sqlite3.OperationalError:
+        connection.close()
+    return sqlite3.connect(f"{target}?immutable=1", uri=True, **connect_args)
 
 
 def _sqlite_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
@@ -152,9 +196,10 @@ def translate_errors(url: URL, doing: str) -> Iterator[None]:
         if interrupt is not None:
             raise interrupt from None
         if isinstance(e, exc.DBAPIError):
-            raise StoreError(_message(url, doing, e.orig)) from e
+            lost = e.connection_invalidated or _unreachable(url, e.orig)
+            raise (DatabaseLostError if lost else StoreError)(_message(url, doing, e.orig, lost)) from e
         if isinstance(e, exc.SQLAlchemyError):
-            raise StoreError(f"database {describe(url)}: {doing} failed: {e}") from e
+            raise StoreError(f"database {describe(url)}: {doing} failed: {redact_text(str(e))}") from e
         if not _is_driver_error(e):
             raise
         raise StoreError(_message(url, doing, e)) from e  # from the driver itself (COPY)
@@ -175,11 +220,22 @@ def _is_driver_error(error: Exception) -> bool:
                                                 and isinstance(error, psycopg.Error))
 
 
-def _message(url: URL, doing: str, error: BaseException | None) -> str:
+def _unreachable(url: URL, error: BaseException | None) -> bool:
+    """Whether PostgreSQL was not reached at all (no answer, no refusal of its own)."""
+    psycopg = sys.modules.get("psycopg")
+    if url.get_backend_name() != "postgresql" or psycopg is None or not isinstance(error, psycopg.Error):
+        return False
+    sqlstate = getattr(error, "sqlstate", None)
+    if sqlstate is not None:  # a connection exception, or the server shutting down
+        return sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03")
+    return isinstance(error, psycopg.OperationalError) and _connect_sqlstate(str(error)) is None
+
+
+def _message(url: URL, doing: str, error: BaseException | None, lost: bool = False) -> str:
     detail = str(error).strip().splitlines()[0] if error is not None and str(error).strip() \
         else type(error).__name__
-    hint = _hint(url, error)
-    text = f"database {describe(url)}: {doing} failed: {detail}"
+    hint = LOST_HINT if lost else _hint(url, error)
+    text = f"database {describe(url)}: {doing} failed: {redact_text(detail)}"
     return f"{text}; {hint}" if hint else text
 
 

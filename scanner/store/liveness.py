@@ -20,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from scanner.store import tables as t
 from scanner.store.connect import write_connection
+from scanner.store.prune import discard_partial
 from scanner.store.records import RunStatus
 
 HOST = socket.gethostname()
@@ -79,7 +80,21 @@ def mark_interrupted(engine: Engine, stale_after: timedelta) -> list[int]:
                 .values(status=RunStatus.INTERRUPTED, finished_at=now)).rowcount
             if changed:
                 marked.append(row.run_id)
+    reclaim(engine, marked)
     return marked
+
+
+def reclaim(engine: Engine, run_ids: list[int]) -> None:
+    """Delete what the given runs, just marked failed or interrupted, wrote as they went. In a
+    transaction of its own: where it cannot be done now (a full disk), ``scanner db prune``
+    does it later."""
+    if not run_ids:
+        return
+    try:
+        with write_connection(engine) as connection:
+            discard_partial(connection, run_ids)
+    except SQLAlchemyError:
+        return
 
 
 class Beater(threading.Thread):

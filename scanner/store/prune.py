@@ -39,12 +39,44 @@ _ORPHANS = {
 }
 
 
+PARTIAL_TABLES = ("results", "resource_observations", "run_tallies", "run_policy_tallies")
+"""What a run writes as it goes and that counts only if it completes: a failed or interrupted
+run keeps its row, sources, policies and errors (why it failed), and loses these."""
+
+UNFINISHED = (RunStatus.FAILED, RunStatus.INTERRUPTED)
+
+
+def discard_partial(connection: Connection, run_ids: list[int]) -> int:
+    """Delete the rows of ``PARTIAL_TABLES`` of the given (failed or interrupted) runs, so that
+    retried runs do not grow the database; returns how many result rows went."""
+    deleted = 0
+    for start in range(0, len(run_ids), 200):
+        ids = {"ids": run_ids[start:start + 200]}
+        for table in PARTIAL_TABLES:
+            count = connection.execute(text(f"DELETE FROM {table} WHERE run_id IN :ids").bindparams(
+                bindparam("ids", expanding=True)), ids).rowcount
+            deleted += count if table == "results" else 0
+    return deleted
+
+
+def discard_unfinished(connection: Connection) -> int:
+    """``discard_partial`` for every failed or interrupted run that still has rows."""
+    unfinished = select(t.runs.c.run_id).where(t.runs.c.status.in_(UNFINISHED))
+    with_rows = list(connection.execute(
+        select(t.resource_observations.c.run_id).distinct()
+        .where(t.resource_observations.c.run_id.in_(unfinished))
+        .union(select(t.run_tallies.c.run_id).distinct().where(t.run_tallies.c.run_id.in_(unfinished)))
+    ).scalars())
+    return discard_partial(connection, sorted(with_rows))
+
+
 def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
     """Delete runs that started before ``now - keep_days`` (running runs are kept)."""
     cutoff = now - timedelta(days=keep_days)
     old = list(connection.execute(
         select(t.runs.c.run_id).where(t.runs.c.started_at < cutoff, t.runs.c.status != RunStatus.RUNNING)
     ).scalars())
+    discarded = discard_unfinished(connection)
     findings = connection.execute(text(
         "DELETE FROM findings WHERE resolved_at IS NOT NULL AND resolved_at < :cutoff"
     ).bindparams(bindparam("cutoff", type_=UTCDateTime)), {"cutoff": cutoff}).rowcount
@@ -60,4 +92,5 @@ def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
     counts = dict.fromkeys(_ORPHANS, 0) if running else {
         table: connection.execute(text(sql)).rowcount for table, sql in _ORPHANS.items()}
     return PruneResult(cutoff=cutoff, runs=len(old), resources=counts["resources"],
-                       policies=counts["policies"], findings=findings, orphans_kept=running is not None)
+                       policies=counts["policies"], findings=findings, orphans_kept=running is not None,
+                       discarded_results=discarded)

@@ -27,7 +27,7 @@ from scanner.store.tables import VERSION_TABLE
 if TYPE_CHECKING:
     from alembic.config import Config
 
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
 """The newest revision in ``migrations/`` (a test keeps them equal): a database at it is
 opened without loading Alembic."""
 
@@ -162,7 +162,8 @@ def sqlite_schema_script(connection: Connection) -> str:
     """A SQLite database's schema as ``sqlite_head.sql`` holds it: each statement that
     created a table or an index, in the order the database keeps them."""
     rows = connection.exec_driver_sql(
-        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid").scalars()
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+        "ORDER BY rowid").scalars()
     return "\n\n".join(f"{sql};" for sql in rows) + "\n"
 
 

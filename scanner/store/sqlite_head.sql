@@ -1,4 +1,4 @@
--- The SQLite schema at revision 0006, as the migrations create it.
+-- The SQLite schema at revision 0007, as the migrations create it.
 -- A new SQLite database is made from this file; written by scripts/write_sqlite_schema.py,
 -- checked against the migrations by tests/store/test_schema.py.
 
@@ -223,7 +223,7 @@ CREATE INDEX ix_findings_check_id ON findings (check_id);
 CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
 
 CREATE TABLE "runs" (
-	run_id INTEGER NOT NULL, 
+	run_id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, 
 	status VARCHAR(16) NOT NULL, 
 	"trigger" VARCHAR(16) NOT NULL, 
 	started_at DATETIME NOT NULL, 
@@ -241,7 +241,6 @@ CREATE TABLE "runs" (
 	error_count INTEGER DEFAULT '0' NOT NULL, 
 	skip_count INTEGER DEFAULT '0' NOT NULL, 
 	error_record_count INTEGER DEFAULT '0' NOT NULL, 
-	CONSTRAINT pk_runs PRIMARY KEY (run_id), 
 	CONSTRAINT ck_runs_status CHECK (status = 'running' OR status = 'succeeded' OR status = 'partial' OR status = 'failed' OR status = 'interrupted')
 );
 

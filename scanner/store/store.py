@@ -54,24 +54,31 @@ class Store:
 
     ``auto_upgrade`` (default: on for SQLite) creates the schema in an empty database.
     A ``running`` run whose owner died (or whose heartbeat is older than ``stale_after``)
-    is marked ``interrupted`` when the store opens and before each new run.
+    is marked ``interrupted`` when the store opens (unless ``mark_stale`` is off) and before
+    each new run; what it wrote is deleted then (retries must not grow the database).
+
+    ``read_only`` opens a database only to read it (``runs``, ``report``): nothing is written,
+    not even the marks, so that a full disk or a read-only folder does not stop reading.
     """
 
     def __init__(self, url: str | URL, *, auto_upgrade: bool | None = None,
                  check_schema: bool = True, heartbeat_interval: float = 15.0,
                  stale_after: timedelta = timedelta(minutes=2),
-                 batch_size: int = DEFAULT_BATCH) -> None:
+                 batch_size: int = DEFAULT_BATCH, read_only: bool = False,
+                 mark_stale: bool = True) -> None:
         self.url = parse_url(url)
-        self.engine = create_store_engine(self.url)
+        self.read_only = read_only
+        self.engine = create_store_engine(self.url, read_only=read_only)
         self.heartbeat_interval = heartbeat_interval
         self.stale_after = stale_after
         self.batch_size = batch_size
         if check_schema:
             if auto_upgrade is None:
-                auto_upgrade = self.url.get_backend_name() == "sqlite"
+                auto_upgrade = self.url.get_backend_name() == "sqlite" and not read_only
             with self._errors("open"):
                 schema.ensure_schema(self.engine, self.url, auto_upgrade=auto_upgrade)
-                self.mark_interrupted()
+                if mark_stale and not read_only:
+                    self.mark_interrupted()
 
     def __repr__(self) -> str:
         return f"Store({self.describe()!r})"
@@ -133,8 +140,13 @@ class Store:
             return try_lock(self.engine, name, ttl)
 
     def prune(self, keep_days: int, *, now: datetime | None = None) -> PruneResult:
+        """Delete old runs, and what failed and interrupted runs wrote as they went. Stale runs
+        are marked interrupted afterwards (and their rows deleted): on a full disk the deletes
+        come first, and the marking is what they made room for."""
         with self._errors("prune"), write_connection(self.engine) as connection:
-            return retention.prune(connection, keep_days, now or utc_now())
+            result = retention.prune(connection, keep_days, now or utc_now())
+        self.mark_interrupted()
+        return result
 
     # -- runs ------------------------------------------------------------------------------
     def list_runs(self, *, limit: int | None = 20, source: str | None = None,

@@ -121,6 +121,7 @@ runs = Table(
     _count("skip_count"),
     _count("error_record_count"),
     CheckConstraint(one_of("status", RUN_STATUSES), name="status"),
+    sqlite_autoincrement=True,  # a pruned run's id is never given again (its reports keep their names)
 )
 
 sources = Table(

@@ -294,3 +294,4 @@ class PruneResult:
     policies: int
     findings: int
     orphans_kept: bool = False  # a scan was running: what no run references is deleted next time
+    discarded_results: int = 0  # results of failed or interrupted runs deleted (those runs are kept)

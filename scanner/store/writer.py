@@ -23,7 +23,7 @@ from scanner.store import bulk
 from scanner.store import tables as t
 from scanner.store.connect import translate_errors, write_connection
 from scanner.store.finish import finish_run
-from scanner.store.liveness import run_heartbeat, utc_now
+from scanner.store.liveness import reclaim, run_heartbeat, utc_now
 from scanner.store.records import (
     ErrorRecord,
     PolicyRecord,
@@ -359,10 +359,12 @@ class RunWriter:
         self._beater.stop()
         with self._write(f"mark {status}") as connection:
             # not a run that did finish (in a finishing process that was lost before it told)
-            connection.execute(update(t.runs)
-                               .where(t.runs.c.run_id == self.run_id, t.runs.c.status == RunStatus.RUNNING)
-                               .values(status=status, finished_at=utc_now()))
+            marked = connection.execute(update(t.runs)
+                                        .where(t.runs.c.run_id == self.run_id, t.runs.c.status == RunStatus.RUNNING)
+                                        .values(status=status, finished_at=utc_now())).rowcount
         self._status = status
+        if marked:  # what it wrote so far counts for nothing: retries must not grow the database
+            reclaim(self._engine, [self.run_id])
 
     def __enter__(self) -> RunWriter:
         return self

@@ -163,8 +163,9 @@ def test_schema_newer_revision_is_refused(database_url: str) -> None:
 
 
 @pytest.mark.parametrize(("url", "expected"), [
-    pytest.param("postgresql+psycopg://bob:s3cret@127.0.0.1:1/scanner",
-                 r"database postgresql\+psycopg://bob:\*\*\*@127\.0\.0\.1:1/scanner: open "
+    pytest.param("postgresql+psycopg://bob:s3cret@127.0.0.1:1/scanner?password=s3cret&reconnect_for=0",
+                 r"database postgresql\+psycopg://bob:\*\*\*@127\.0\.0\.1:1/scanner\?password=\*\*\*&"
+                 r"reconnect_for=0: open "
                  r"failed: .*check that the server is running", id="unreachable-server-redacted"),
     pytest.param("sqlite:////nonexistent-folder/sub/scanner.db",
                  r"database sqlite:////nonexistent-folder/sub/scanner\.db: open failed: "
