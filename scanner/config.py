@@ -19,6 +19,9 @@ from scanner.yamldoc import YamlDocument, load_documents
 
 DATABASE_ENV = "SCANNER_DATABASE_URL"
 REPORT_FORMATS = ("html", "json", "audit-html", "audit-json", "sarif", "junit", "policy-report", "openreports")
+MAX_JOBS = 256
+"""The most worker processes a scan may ask for (``scan.jobs``, ``--jobs``); a scan starts at
+most ``JOBS_PER_CPU`` per CPU it may run on (``scanner.scan_pool.worker_count``)."""
 FAIL_ON = ("enforce", "fail", "error", "never")
 
 
@@ -180,11 +183,14 @@ class _Reader:
             raise self.fail(keys, "must be a list of strings")
         return tuple(value)
 
-    def integer(self, value: Any, keys: list[str | int], default: int | None, minimum: int = 0) -> int | None:
+    def integer(self, value: Any, keys: list[str | int], default: int | None, minimum: int = 0,
+                maximum: int | None = None) -> int | None:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise self.fail(keys, f"must be an integer >= {minimum}")
+        if maximum is not None and value > maximum:
+            raise self.fail(keys, f"must be at most {maximum}, not {value}")
         return value
 
     def boolean(self, value: Any, keys: list[str | int], default: bool) -> bool:
@@ -416,7 +422,7 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
     if fail_on not in FAIL_ON:
         raise r.fail(["scan", "fail_on"], f"must be one of {', '.join(FAIL_ON)}")
     scan = ScanConfig(
-        jobs=r.integer(sc.get("jobs"), ["scan", "jobs"], None, 1),
+        jobs=r.integer(sc.get("jobs"), ["scan", "jobs"], None, 1, maximum=MAX_JOBS),
         fail_on=fail_on,
         cache_dir=r.path(r.string(sc.get("cache_dir"), ["scan", "cache_dir"]) or ".scanner-cache"),
         misfire_grace_seconds=r.integer(sc.get("misfire_grace_seconds"), ["scan", "misfire_grace_seconds"], 3600, 1)

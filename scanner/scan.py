@@ -37,7 +37,7 @@ from scanner.policies import (
 from scanner.runtime import importing
 from scanner.scan_git import GitPrefetch, git_options
 from scanner.scan_gitops import with_entry_points
-from scanner.scan_pool import WorkerPool
+from scanner.scan_pool import WorkerPool, worker_count
 from scanner.scan_workers import EvaluationSetup, ShardTask
 from scanner.sources.directory import DirectorySource, root_problem
 from scanner.sources.export import ExportSource
@@ -432,7 +432,7 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
         progress.stage("indexing resources for cluster look-ups")
         lookup = _prepass(selected, config, prefetch)
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookup)
-    jobs = jobs or config.scan.jobs or os.cpu_count() or 1
+    jobs = worker_count(jobs or config.scan.jobs)
     workers = WorkerPool(setup, jobs, (policy_set.policies, exceptions))
     store = None
     try:

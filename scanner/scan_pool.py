@@ -5,11 +5,31 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable
 from queue import Empty
 
 from scanner.scan_workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
+
+JOBS_PER_CPU = 4
+"""Worker processes per CPU at most: evaluation is CPU-bound, and beyond a few per core more
+workers only cost memory and forks (``scan.jobs: 100000`` would fork thousands)."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(requested: int | None) -> int:
+    """The workers a scan starts: ``requested`` (default: one per usable CPU), at most
+    ``JOBS_PER_CPU`` per usable CPU."""
+    cpus = usable_cpus()
+    return max(1, min(requested or cpus, JOBS_PER_CPU * cpus))
 
 
 class WorkerPool:

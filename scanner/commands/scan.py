@@ -8,6 +8,7 @@ import traceback
 import click
 
 from scanner.commands.progress import ScanProgress
+from scanner.config import MAX_JOBS
 from scanner.errors import ScannerError
 
 
@@ -15,7 +16,7 @@ from scanner.errors import ScannerError
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
               help="Scan configuration file (see config.example.yaml).")
 @click.option("--source", "sources", multiple=True, help="Scan only this source (repeatable).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=MAX_JOBS), default=None,
               help="Worker processes (default: scan.jobs or the CPU count).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 @click.option("--verbose", "-v", is_flag=True, help="Log details and show tracebacks.")

@@ -6,12 +6,14 @@ import logging
 
 import click
 
+from scanner.config import MAX_JOBS
+
 
 @click.command("schedule")
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
               help="Scan configuration file with a schedule section.")
 @click.option("--run-now", is_flag=True, help="Also run one scan right away.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes per scan.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=MAX_JOBS), default=None, help="Worker processes per scan.")
 @click.option("--verbose", "-v", is_flag=True, help="Log details.")
 def schedule(config_path: str, run_now: bool, jobs: int | None, verbose: bool) -> int:
     """Run scans on the configured cron schedule until stopped (SIGTERM or Ctrl-C)."""
