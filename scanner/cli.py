@@ -19,7 +19,7 @@ import click
 
 from scanner import __version__
 from scanner.errors import DatabaseLostError, ScannerError
-from scanner.runtime import collect_less_often
+from scanner.runtime import collect_less_often, exit_on_terminate
 
 # Sub-commands are imported only when used, so `scanner test` starts fast.
 COMMANDS: dict[str, str] = {
@@ -80,12 +80,14 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> None:
     """The ``scanner`` program: ``main`` with the garbage collector tuned for batch work.
 
-    Collections run less often, and the program ends without tearing the interpreter down
+    SIGTERM ends it as Ctrl-C does (``runtime.exit_on_terminate``), its child processes with
+    it. Collections run less often, and the program ends without tearing the interpreter down
     object by object: once its exit hooks ran and its output is flushed, the system reclaims
     the memory at once. (With another thread still running it ends the usual way, which
     waits for that thread.)
     """
     collect_less_often()
+    exit_on_terminate()
     atexit.register(gc.freeze)  # exit hooks run in reverse order: this one after those of the run
     code = main()
     run_exit_hooks = getattr(atexit, "_run_exitfuncs", None)  # CPython's

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from scanner.runtime import end_with_parent
+
 T = TypeVar("T")
 
 
@@ -53,10 +55,12 @@ def start(call: Callable[[], T], lost: Callable[[str], BaseException]) -> Forked
     """Fork a child running ``call``. ``lost`` makes the error raised when the child gives no
     result, from how it ended ("was killed by signal 9", "failed: <an error that does not pickle>")."""
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read_end)
         code = 0
+        end_with_parent(parent)  # a parent killed or terminated takes its child along
         try:
             try:
                 outcome: tuple[bool, object] = (True, call())

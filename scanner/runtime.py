@@ -1,9 +1,14 @@
-"""Garbage-collector settings for batch work (the command line and the scan's workers)."""
+"""Process settings for batch work (the command line and the scan's workers): the garbage
+collector, and how a command and its child processes end together."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -40,3 +45,37 @@ def importing() -> Iterator[None]:
             gc.enable()
         if len(sys.modules) > loaded:
             gc.freeze()
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def end_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
+    """Have the kernel send ``sig`` to this (child) process when ``parent`` ends, whatever this
+    process is doing: a worker deep in one evaluation holds the interpreter and runs no thread
+    or handler that could notice (Linux; elsewhere the workers' own watch thread does it).
+    A parent that ended before this took effect is caught by looking once more."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), sig)
+
+
+TERMINATED = 128 + signal.SIGTERM
+"""The exit status of a command ended by SIGTERM (as the shell reports one killed by it)."""
+
+
+def exit_on_terminate() -> None:
+    """In the main thread: SIGTERM (``timeout``, ``kill``, systemd) ends the command as Ctrl-C
+    does, by an exception that unwinds it (a run is marked interrupted, its workers are
+    stopped and killed) and exit status ``TERMINATED``. A second SIGTERM kills at once."""
+    def terminate(signum: int, _frame: object) -> None:
+        signal.signal(signum, signal.SIG_DFL)
+        raise SystemExit(TERMINATED)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, terminate)

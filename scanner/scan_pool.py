@@ -4,12 +4,14 @@ read until every task reported back."""
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 import threading
 from collections.abc import Callable
 from queue import Empty
 
+from scanner.runtime import end_with_parent
 from scanner.scan_workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
 
 JOBS_PER_CPU = 4
@@ -32,6 +34,13 @@ def worker_count(requested: int | None) -> int:
     return max(1, min(requested or cpus, JOBS_PER_CPU * cpus))
 
 
+def start_worker(*args: object) -> None:
+    """A worker's first step: it ends with the process that started it (killed by the kernel,
+    even in the middle of an evaluation), then ``setup_process``."""
+    end_with_parent(os.getppid())
+    setup_process(*args)  # type: ignore[arg-type]
+
+
 class WorkerPool:
     """The worker processes of a scan, or this process alone (``jobs == 1``).
 
@@ -39,7 +48,8 @@ class WorkerPool:
     later), so that starting them is instant and safe, and they inherit the policies this
     process compiled. Where threads already run (under the scheduler) they start from a
     fork server instead and compile the policies themselves. ``close`` stops them at once,
-    whatever they are doing.
+    whatever they are doing: a worker still busy (the scan failed or was interrupted or
+    terminated) is killed.
     """
 
     def __init__(self, setup: EvaluationSetup, jobs: int, compiled: Compiled) -> None:
@@ -48,6 +58,7 @@ class WorkerPool:
         self.tasks: list[ShardTask] = []
         self.futures: dict[concurrent.futures.Future[None], ShardTask] = {}
         self._threads: set[threading.Thread] = set()
+        self._collected = False
         if jobs == 1:
             return
         alone = threading.active_count() == 1
@@ -56,11 +67,11 @@ class WorkerPool:
             setup_worker(setup, compiled=compiled)  # the workers inherit it
         else:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["scanner.worker_signals", "scanner.scan_workers"])
+            context.set_forkserver_preload(["scanner.worker_signals", "scanner.scan_workers", "scanner.scan_pool"])
         self.queue = context.Queue(maxsize=16 * jobs)
         self.stop = context.Event()
         before = set(threading.enumerate())
-        self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=setup_process,
+        self.pool = concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=start_worker,
                                                            initargs=(setup, self.queue, self.stop))
         self.pool.submit(int)  # forks every worker now
         if alone:  # the pool's threads, which outlive ``close`` (one still starting ends before its starter)
@@ -97,13 +108,20 @@ class WorkerPool:
             handle(message)
             if message[0] == "done":
                 finished.add(message[1])
+        self._collected = True
 
     def close(self) -> None:
         """Stop the workers; their processes end on their own meanwhile (the pool's thread
-        reaps them), not waited for here."""
+        reaps them), not waited for here. Before every task reported back (the scan failed, or
+        was interrupted or terminated), they are killed: one still evaluating would otherwise
+        go on, a core busy, for as long as its evaluation takes."""
         if self.pool is not None:
             self.stop.set()
+            busy = [] if self._collected else list(getattr(self.pool, "_processes", {}).values())
             self.pool.shutdown(wait=False, cancel_futures=True)
+            for process in busy:  # they ignore SIGTERM (the scan's to handle): SIGKILL
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    process.kill()
             self.pool = None
 
     def join(self, timeout: float = 5.0) -> None:
