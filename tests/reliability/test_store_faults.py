@@ -422,17 +422,6 @@ def test_planted_password_absent_from_logs_reports_and_dumps(tmp_path: pathlib.P
     assert "a\u24000" in dump  # the NUL stored escaped
 
 
-def test_planted_password_absent_from_sqlite_dump(tmp_path: pathlib.Path) -> None:
-    space = Workspace(tmp_path, f"sqlite:///{tmp_path}/s.db")
-    space.manifests({"a.yaml": pod_yaml("a", "x")})
-    (tmp_path / "ws-extra").mkdir()
-    done = space.scan()
-    assert done.returncode == 0
-    dump = subprocess.run(["sqlite3", f"{tmp_path}/s.db", ".dump"], capture_output=True, text=True,
-                          check=True).stdout
-    assert PLANTED not in dump and "INSERT INTO runs" in dump
-
-
 # -- item 6: jobs ---------------------------------------------------------------------------------
 def test_jobs_beyond_the_maximum_are_refused(tmp_path: pathlib.Path) -> None:
     space = Workspace(tmp_path, f"sqlite:///{tmp_path}/s.db")
