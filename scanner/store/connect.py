@@ -137,9 +137,16 @@ def _postgres_connect(limits: SessionLimits, read_only: bool, dbapi_connection: 
 
 
 def _sqlite_read_only(path: str, connect_args: dict[str, Any]) -> sqlite3.Connection:
-    """The file opened read-only; where even that needs a write (a WAL database in a read-only
-    folder, where its shared-memory file cannot be made), opened as immutable: nothing can
-    be writing to a database whose folder nobody can write."""
+    """A connection that cannot change the database. Where the file and its folder are
+    writable, an ordinary one made ``query_only`` (closing it still tidies the write-ahead
+    log away, as a read-only connection cannot); elsewhere the file opened read-only, and where
+    even that needs a write (a WAL database in a read-only folder, where its shared-memory file
+    cannot be made) opened as immutable: nothing can be writing to a database whose folder
+    nobody can write."""
+    if os.access(path, os.W_OK) and os.access(os.path.dirname(path) or ".", os.W_OK):
+        connection = sqlite3.connect(path, **connect_args)
+        connection.execute("PRAGMA query_only = ON")
+        return connection
     target = "file:" + quote(path)
     connection = sqlite3.connect(f"{target}?mode=ro", uri=True, **connect_args)
     try:

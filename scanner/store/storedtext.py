@@ -13,6 +13,7 @@ stored unchanged, so existing databases need no migration.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Text
@@ -72,13 +73,23 @@ def unescape_value(value: Any) -> Any:
 
 def escape_rows(rows: list[tuple[Any, ...]], positions: Sequence[int]) -> list[tuple[Any, ...]]:
     """Rows for a bulk write with the strings at ``positions`` escaped (the same list when
-    none needs it: the common case costs one scan of the values)."""
-    if not positions or not any(
-            isinstance(value, str) and (_NUL in value or ESCAPE in value)
-            for row in rows for value in (row[i] for i in positions)):
+    none needs it: the common case costs one pass over the values, in C)."""
+    if not positions or not rows or not any(_needs_escape(rows, i) for i in positions):
         return rows
-    return [tuple(escape_text(value) if i in positions and isinstance(value, str) else value
+    wanted = set(positions)
+    return [tuple(escape_text(value) if i in wanted and isinstance(value, str) else value
                   for i, value in enumerate(row)) for row in rows]
+
+
+def _needs_escape(rows: list[tuple[Any, ...]], position: int) -> bool:
+    # each distinct value once (a run's messages and paths repeat), joined and searched in C
+    values = set(map(itemgetter(position), rows))
+    values.discard(None)
+    try:
+        joined = "".join(values)
+    except TypeError:  # not only strings there
+        return any(isinstance(value, str) and (_NUL in value or ESCAPE in value) for value in values)
+    return _NUL in joined or ESCAPE in joined
 
 
 class StoredText(TypeDecorator[str]):
