@@ -92,10 +92,10 @@ def connect(cargs: Any, cparams: dict[str, Any], limits: SessionLimits) -> Any:
     return connection
 
 
-_BOUNDED: type | None = None
+_BOUNDED: Any = None
 
 
-def _bounded_class() -> type:
+def _bounded_class() -> Any:
     """``psycopg.Connection`` whose every wait for the server has a time limit (made on first
     use: psycopg loads only for PostgreSQL)."""
     global _BOUNDED
