@@ -24,6 +24,7 @@ class TcpProxy:
         self.closed = threading.Event()
         self._lock = threading.Lock()
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        self._timer: threading.Timer | None = None
         self._threads = [threading.Thread(target=self._accept, daemon=True),
                          threading.Thread(target=self._pump, daemon=True)]
         for thread in self._threads:
@@ -98,10 +99,14 @@ class TcpProxy:
                 with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
                     s.close()
-        threading.Timer(down_for, self.refusing.clear).start()
+        self._timer = threading.Timer(down_for, self.refusing.clear)
+        self._timer.daemon = True  # a test that ends before it must not wait for it
+        self._timer.start()
 
     def close(self) -> None:
         self.closed.set()
+        if self._timer is not None:
+            self._timer.cancel()
         with contextlib.suppress(OSError):
             self.listener.close()
         with self._lock:

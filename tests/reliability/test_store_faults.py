@@ -483,9 +483,10 @@ def test_sigterm_ends_the_scan_and_its_busy_workers(tmp_path: pathlib.Path) -> N
                                    f"data: {{v: {'a' * 40}b}}\n" for i in range(2)})
     scan = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "--config", str(space.config()), "-q",
                              "--jobs", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    busy: set[int] = set()
+    tree: set[int] = set()
     try:
         deadline = time.monotonic() + 60
-        busy: set[int] = set()
         while time.monotonic() < deadline and not busy:
             time.sleep(0.5)
             for child in _descendants(scan.pid):
@@ -505,8 +506,9 @@ def test_sigterm_ends_the_scan_and_its_busy_workers(tmp_path: pathlib.Path) -> N
         assert code == 128 + signal.SIGTERM
         with Store(f"sqlite:///{tmp_path}/s.db", read_only=True) as store:
             assert [r.status for r in store.list_runs()] in ([], [RunStatus.INTERRUPTED])
-    finally:
+    finally:  # nothing left behind, whatever happened (workers ignore SIGTERM)
         if scan.poll() is None:
             scan.kill()
-        for p in _descendants(scan.pid):
-            os.kill(p, signal.SIGKILL)
+        for p in tree | busy:
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)
