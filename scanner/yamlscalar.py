@@ -28,6 +28,8 @@ _INT_TEXT = re.compile(r"[-+]?(?:0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|0[0-7]
 _FLOAT_TEXT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _NUMBER_START = frozenset("+-0123456789")
 INT64_MIN, INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+# the most significant digits a 64-bit integer has in each base (beyond: out of range unread)
+_MAX_DIGITS = {2: 64, 8: 22, 10: 20, 16: 16}
 
 
 def resolve_plain(text: str) -> tuple[str, Any]:
@@ -44,22 +46,36 @@ def resolve_plain(text: str) -> tuple[str, Any]:
     plain = text.replace("_", "")
     if _INT_TEXT.fullmatch(plain):
         number = _go_int(plain)
-        if INT64_MIN <= number <= INT64_MAX or (0 <= number <= _UINT64_MAX and plain[0] != "+"):
+        if number is not None:
             return INT, number
-        if not _FLOAT_TEXT.fullmatch(plain):
-            return INT, number  # a hexadecimal, octal or binary number beyond 64 bits
     if _FLOAT_TEXT.fullmatch(plain):
         return _float_value(plain)
     return STR, None
 
 
-def _go_int(plain: str) -> int:
+def _go_int(plain: str) -> int | None:
+    """The value of integer text as Go's ``strconv.ParseInt``/``ParseUint`` (base 0, 64 bits)
+    read it, or None when it is out of their range: go-yaml then tries it as a float, and
+    keeps it as text when that fails too (every integer of a document fits in 64 bits).
+
+    The digits are counted before any conversion: no integer text is ever converted whole
+    whatever its length (Python refuses decimal text beyond 4,300 digits, and any long
+    conversion costs time quadratic in its length)."""
     digits = plain.lstrip("+-")
     if len(digits) > 1 and digits[0] == "0" and digits[1] not in "bBoOxX":
-        number = int(digits, 8)
+        base, body = 8, digits
+    elif digits[:2] in ("0x", "0X", "0o", "0O", "0b", "0B"):
+        base, body = {"x": 16, "o": 8, "b": 2}[digits[1].lower()], digits[2:]
     else:
-        number = int(digits, 0)
-    return -number if plain[0] == "-" else number
+        base, body = 10, digits
+    if len(body.lstrip("0")) > _MAX_DIGITS[base]:
+        return None
+    number = int(body, base)
+    if plain[0] == "-":
+        number = -number
+    if INT64_MIN <= number <= INT64_MAX or (0 <= number <= _UINT64_MAX and plain[0] != "+"):
+        return number
+    return None
 
 
 def _float_value(text: str) -> tuple[str, Any]:
