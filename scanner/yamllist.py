@@ -32,6 +32,10 @@ class ItemText:
 
 _ITEMS_KEY = re.compile(r"^items:$", re.MULTILINE)
 _PAST_ITEMS = re.compile(r"\n(?!- |  |\n|\Z)")  # the break before a line that is no part of an item
+# what libyaml reads differently at column 0, where an item's line is once dedented: a document
+# marker or a directive there, text (or an error) at column 2
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")  # line breaks to libyaml besides "\n"
+_COLUMN_ZERO = re.compile(r"^(?:- |  )(?:---|\.\.\.|%)", re.MULTILINE)
 
 
 def split_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = None) -> list[ItemText] | None:
@@ -44,6 +48,8 @@ def split_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = N
             return None
     if "&" in text or "\n---" in text or text.startswith(("---", "%")) or "\n..." in text or "\t" in text:
         return None
+    if any(brk in text for brk in _OTHER_BREAKS):
+        return None  # lines are counted and cut at "\n" only
     key = _ITEMS_KEY.search(text)
     if key is None:
         return None
@@ -56,6 +62,8 @@ def split_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = N
         at = text.find("\n- ", at + 1, end)
     if not starts or text[key.end():starts[0]].strip("\n"):
         return None  # no items, or indented lines before the first
+    if _COLUMN_ZERO.search(text, starts[0], end):
+        return None
     rest = text[end:].split("\n")
     if any(line.startswith(("- ", "-\t", " ")) and not line.startswith("  ") for line in rest):
         return None
@@ -73,8 +81,9 @@ def split_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = N
     for n, (first, last) in enumerate(zip(starts, [*starts[1:], end], strict=True)):
         if wanted is None or wanted(n):
             # the item's lines without their first two columns ("- " or "  "; an empty line has
-            # none); the break before the next line, an item or what follows, is no part of it
-            chunk = text[first + 2:last - 1] if last < len(text) else text[first + 2:]
+            # none), each with its line break: a block scalar that ends the item keeps its last
+            # break ("|" clips to it, "|+" keeps it and the empty lines before the next item)
+            chunk = text[first + 2:last]
             items.append(ItemText(n, line, chunk.replace("\n  ", "\n")))
         line += text.count("\n", first, last)
     return items
