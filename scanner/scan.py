@@ -40,6 +40,7 @@ from scanner.scan_gitops import with_entry_points
 from scanner.scan_pool import WorkerPool, worker_count
 from scanner.scan_workers import EvaluationSetup, ShardTask
 from scanner.sources.directory import DirectorySource, root_problem
+from scanner.sources.documents import WARNING
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitSource, redact
 from scanner.sources.paths import PathFilter, Shard
@@ -350,7 +351,7 @@ class _Collector:
             tally.enforce_failures += sum(row[3] == _FAIL and row[6] == _ENFORCE for row in result_rows)
             if errors:
                 self.writer.add_errors([_error_row(e) for e in errors])
-                tally.errors += len(errors)
+                tally.errors += sum(e.kind != WARNING for e in errors)  # a warning fails no gate
                 for e in source_fatal_errors(errors):
                     self.runs[e.source].fatal.append(e.message)
             tally.resources += len(resources)

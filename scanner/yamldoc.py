@@ -59,8 +59,12 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     Plain scalars resolve by go-yaml v2's rules (see :mod:`scanner.yamlscalar`); tags other
     than bool, int, float and null are not interpreted (a tagged scalar is its text, a
     tagged collection what it would be untagged); map keys become text as
-    sigs.k8s.io/yaml writes them into JSON; a repeated key is an error.
+    sigs.k8s.io/yaml writes them into JSON. A repeated key is an error, unless ``repeated``
+    is a list: then, as go-yaml v2 decodes (non-strict, as sigs.k8s.io/yaml's ``YAMLToJSON``
+    that Kyverno reads manifests with), its last value is kept and the key is noted there.
     """
+
+    repeated: list[tuple[str, yaml.Mark]] | None = None  # (key, where) of each repeated key
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
         if not isinstance(node, yaml.MappingNode):
@@ -83,9 +87,15 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                 continue
             key = self.mapping_key(key_node, lambda n: self.construct_object(n, deep=deep))
             if key in explicit:
-                raise _duplicate_key(node, key_node, key)
+                self.repeated_key(node, key_node, key)
             explicit.add(key)
             mapping[key] = self.construct_object(value_node, deep=deep)
+
+    def repeated_key(self, node: yaml.Node, key_node: yaml.Node, key: str) -> None:
+        """A key set again in one mapping: an error, or noted (the caller sets the last value)."""
+        if self.repeated is None:
+            raise _duplicate_key(node, key_node, key)
+        self.repeated.append((key, key_node.start_mark))
 
     def mapping_key(self, node: yaml.Node, construct: Callable[[yaml.Node], Any]) -> str:
         """The JSON text of a map key (sigs.k8s.io/yaml): numbers and booleans as text."""
@@ -148,7 +158,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                     return self.construct_document(node)
                 key = key_node.value if key_node.tag == _STR else self.mapping_key(key_node, self.construct_tree)
                 if key in mapping:
-                    raise _duplicate_key(node, key_node, key)
+                    self.repeated_key(node, key_node, key)
                 if value_node.__class__ is _SCALAR and value_node.tag == _STR:
                     mapping[key] = value_node.value
                 else:
@@ -477,6 +487,25 @@ def _wide_executor() -> ThreadPoolExecutor:
 ErrorHandler = Callable[[ManifestError], None]
 
 
+def new_loader(text: str | bytes, on_warning: ErrorHandler | None) -> _Loader:
+    """A loader of ``text``; with ``on_warning``, a repeated key keeps its last value (and is
+    reported by ``report_repeated``) rather than being an error."""
+    loader = _Loader(text)
+    if on_warning is not None:
+        loader.repeated = []
+    return loader
+
+
+def report_repeated(loader: _Loader, path: str, index: int, on_warning: ErrorHandler | None) -> None:
+    """Hand the keys repeated in what ``loader`` last constructed (document ``index``) to ``on_warning``."""
+    if not loader.repeated or on_warning is None:
+        return
+    for key, mark in loader.repeated:
+        on_warning(ManifestError(f'mapping key "{key}" already defined: its last value is used',
+                                 Location(path, mark.line + 1, mark.column + 1, None, index)))
+    loader.repeated.clear()
+
+
 def iter_documents(
     text: str | bytes,
     path: str = "<input>",
@@ -488,6 +517,7 @@ def iter_documents(
     items: Callable[[int], bool] | None = None,
     only_split: bool = False,
     null_maps: frozenset[str] = frozenset(),
+    on_warning: ErrorHandler | None = None,
 ) -> Iterator[YamlDocument]:
     """Yield the non-empty documents of ``text``; a syntax error raises ``ManifestError``.
 
@@ -502,6 +532,10 @@ def iter_documents(
     yields nothing for a text that is not such a dump.
 
     A null value of a key in ``null_maps`` (at any depth) is read as an empty mapping.
+
+    A key repeated in a mapping is an error (the document is not read), unless ``on_warning``
+    is given: then the key keeps its last value, as Kyverno reads manifests, and a located
+    warning is handed to ``on_warning`` before the document is yielded.
     """
     if len(text) > limits.max_file_bytes:
         raise ManifestError(
@@ -513,7 +547,7 @@ def iter_documents(
 
         pieces = split_list_items(text, items)
         if pieces is not None:
-            yield from _iter_items(pieces, path, limits, on_error, null_maps)
+            yield from _iter_items(pieces, path, limits, on_error, null_maps, on_warning)
             return
     if only_split:
         return
@@ -524,7 +558,7 @@ def iter_documents(
                 if data is not None:
                     yield YamlDocument(data, path, index, line)
             return
-    composed = _composed_documents(text, path, keep_nodes, limits, split_lists, on_error)
+    composed = _composed_documents(text, path, keep_nodes, limits, split_lists, on_error, on_warning)
     if not null_maps:
         yield from composed
         return
@@ -534,16 +568,17 @@ def iter_documents(
 
 
 def _composed_documents(text: str | bytes, path: str, keep_nodes: bool, limits: YamlLimits, split_lists: bool,
-                        on_error: ErrorHandler | None) -> Iterator[YamlDocument]:
+                        on_error: ErrorHandler | None,
+                        on_warning: ErrorHandler | None = None) -> Iterator[YamlDocument]:
     """The documents of ``text`` composed by libyaml (or, where it cannot, by the event composer)."""
     bound = nesting_bound(text)
     if bound > _WIDE_SAFE_DEPTH or len(text) > limits.stream_bytes:
-        yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error)
+        yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error, on_warning=on_warning)
         return
     compose = None if bound <= _INLINE_SAFE_DEPTH else _wide_executor()
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
     checked = not aliased and _within_limits(text, bound, limits)
-    loader = _Loader(text)
+    loader = new_loader(text, on_warning)
     construct = loader.constructor(aliased, limits.max_depth)
     index = 0
     try:
@@ -560,6 +595,7 @@ def _composed_documents(text: str | bytes, path: str, keep_nodes: bool, limits: 
                     continue
                 for item, unit in _units(node, limits, path, index, aliased, split_lists, on_error, checked):
                     data = construct(unit)
+                    report_repeated(loader, path, index, on_warning)
                     if data is not None or item is not None:
                         yield YamlDocument(
                             data, path, index, unit.start_mark.line + 1,
@@ -569,7 +605,8 @@ def _composed_documents(text: str | bytes, path: str, keep_nodes: bool, limits: 
                 if "duplicate anchor" in str(getattr(exc, "context", "")):
                     # go-yaml v2 lets an anchor be defined again (an alias means the latest
                     # definition); libyaml's composer refuses it, the event composer does not
-                    yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error, index)
+                    yield from _event_documents(text, path, keep_nodes, limits, split_lists, on_error, index,
+                                                on_warning)
                     return
                 error = syntax_error(exc, path, index, limits, on_error, text)
                 if error is None:
@@ -603,7 +640,8 @@ def _is_list(data: Any) -> bool:
 
 
 def _event_documents(text: str | bytes, path: str, keep_nodes: bool, limits: YamlLimits, split: bool,
-                     on_error: ErrorHandler | None, first: int = 0) -> Iterator[YamlDocument]:
+                     on_error: ErrorHandler | None, first: int = 0,
+                     on_warning: ErrorHandler | None = None) -> Iterator[YamlDocument]:
     """The documents of ``text`` from index ``first`` on, composed by :mod:`scanner.yamlevents`."""
     from scanner.yamlevents import iter_event_documents
 
@@ -611,8 +649,13 @@ def _event_documents(text: str | bytes, path: str, keep_nodes: bool, limits: Yam
         if on_error is not None and (exc.location is None or (exc.location.document or 0) >= first):
             on_error(exc)
 
-    for doc in iter_event_documents(_Loader(text), text, path, keep_nodes, limits, split,
-                                    from_first if on_error is not None else None):
+    def warned_from_first(exc: ManifestError) -> None:
+        if on_warning is not None and (exc.location is None or (exc.location.document or 0) >= first):
+            on_warning(exc)
+
+    for doc in iter_event_documents(new_loader(text, on_warning), text, path, keep_nodes, limits, split,
+                                    from_first if on_error is not None else None,
+                                    warned_from_first if on_warning is not None else None):
         if doc.index >= first:
             yield doc
 
@@ -639,16 +682,38 @@ _TREE_DEPTH = 500  # construct_tree recurses once per level
 
 
 def _iter_items(pieces: list, path: str, limits: YamlLimits, on_error: ErrorHandler | None,
-                null_maps: frozenset[str]) -> Iterator[YamlDocument]:
+                null_maps: frozenset[str], on_warning: ErrorHandler | None = None) -> Iterator[YamlDocument]:
     for piece in pieces:
+        def in_file(exc: ManifestError, piece: Any = piece) -> ManifestError:
+            """``exc`` located in the file rather than in the item's text, whose lines are the
+            file's without their first two columns (an empty line has none)."""
+            loc = exc.location
+            if loc is None or loc.line is None:
+                return ManifestError(exc.message, Location(path, None, None, None, 0))
+            column = loc.column
+            if column is not None:
+                lines = piece.text.split("\n")
+                column += 2 if loc.line <= len(lines) and lines[loc.line - 1] else 0
+            return ManifestError(exc.message, Location(path, piece.line + loc.line - 1, column, None, 0))
+
+        read = False
+
+        def errors(exc: ManifestError, handler: ErrorHandler | None = on_error, move: Any = in_file) -> None:
+            nonlocal read
+            read = True  # the item was read, and left out
+            assert handler is not None
+            handler(move(exc))
+
+        warnings = None if on_warning is None else lambda exc, handler=on_warning, move=in_file: handler(move(exc))
         try:
-            for doc in iter_documents(piece.text, path, limits=limits, on_error=on_error, null_maps=null_maps):
+            for doc in iter_documents(piece.text, path, limits=limits, null_maps=null_maps, on_warning=warnings,
+                                      on_error=None if on_error is None else errors):
+                read = True
                 yield YamlDocument(doc.data, path, 0, piece.line + doc.line - 1, None, piece.index)
         except ManifestError as exc:
-            loc = exc.location
-            line = None if loc is None or loc.line is None else piece.line + loc.line - 1
-            column = None if loc is None or loc.column is None else loc.column + 2
-            raise ManifestError(exc.message, Location(path, line, column, None, 0)) from exc
+            raise in_file(exc) from exc
+        if not read:  # an empty item ("- " alone): null, as in the whole List
+            yield YamlDocument(None, path, 0, piece.line, None, piece.index)
 
 
 def _units(

@@ -23,6 +23,7 @@ from scanner.yamldoc import (
     _Loader,
     check_node,
     list_items,
+    report_repeated,
     syntax_error,
 )
 
@@ -126,6 +127,7 @@ def iter_event_documents(
     limits: YamlLimits,
     split: bool,
     on_error: ErrorHandler | None,
+    on_warning: ErrorHandler | None = None,
 ) -> Iterator[YamlDocument]:
     aliased = ("&" in text) if isinstance(text, str) else (b"&" in text)
     construct = loader.constructor(aliased, limits.max_depth)
@@ -144,6 +146,7 @@ def iter_event_documents(
             rejected(exc)
             return None
         data = construct(node)
+        report_repeated(loader, path, index, on_warning)
         if data is None and item is None:
             return None
         return YamlDocument(data, path, index, node.start_mark.line + 1,

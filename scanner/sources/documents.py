@@ -56,9 +56,10 @@ def resources_from_text(
     documents before the error are not trusted), unless ``stream`` is set: then
     resources are yielded as they are read and the error comes after them.
     """
-    rejected: list[ManifestError] = []
+    rejected: list[ManifestError] = []  # documents left out (limits), and warnings (kept in order)
     documents = iter_documents(text, path, limits=limits, split_lists=True, null_maps=NULL_MAP_KEYS,
-                               on_error=rejected.append, items=items, only_split=only_split)
+                               on_error=rejected.append, items=items, only_split=only_split,
+                               on_warning=lambda exc: rejected.append(_Warning(exc.message, exc.location)))
     if stream:
         yield from _convert(documents, path, origin, stats, rejected)
         return
@@ -69,6 +70,14 @@ def resources_from_text(
         yield exc.record
         return
     yield from buffered
+
+
+class _Warning(ManifestError):
+    """Something read as Kyverno reads it that the author may not mean (a repeated key): the
+    document is read, and the warning recorded with the scan."""
+
+
+WARNING = "warning"  # the kind of a source's error record that is only a warning (the scan goes on)
 
 
 class _SyntaxError(Exception):
@@ -102,6 +111,8 @@ def _convert(
 
 
 def _limit_record(exc: ManifestError, origin: Origin, stats: SourceStats) -> ErrorRecord:
+    if isinstance(exc, _Warning):
+        return ErrorRecord(origin.source, WARNING, exc.message, exc.location or Location())
     stats.errors += 1
     return ErrorRecord(origin.source, "limit", exc.message, exc.location or Location())
 

@@ -51,3 +51,18 @@ def test_documents_without_api_version_and_kind_are_skipped(document):
     stats = SourceStats()
     assert list(resources_from_text(document, "x.yaml", Origin("repo", "git"), stats)) == []
     assert (stats.errors, stats.skipped["not-kubernetes"]) == (0, 1)
+
+
+@pytest.mark.parametrize(("text", "line", "stream"), [
+    pytest.param("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n", 5, False,
+                 id="block-mapping-repeated-key"),
+    pytest.param("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, name: b}\n", 3, True,
+                 id="flow-mapping-repeated-key-streamed"),
+])
+def test_a_repeated_key_keeps_its_last_value_with_a_located_warning(text, line, stream):
+    stats = SourceStats()
+    items = list(resources_from_text(f"{text}---\n{GOOD}", "cm.yaml", Origin("repo", "git"), stats, stream=stream))
+    assert [(i.kind, i.message, i.location.line) for i in items if isinstance(i, ErrorRecord)] == [
+        ("warning", 'mapping key "name" already defined: its last value is used', line)]
+    assert [i.identity.name for i in items if isinstance(i, Resource)] == ["b", "good"]
+    assert stats.errors == 0 and stats.resources == 2  # read, as Kyverno reads it: no error
