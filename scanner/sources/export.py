@@ -52,7 +52,7 @@ class ExportSource:
                     for problem in unreadable:
                         self.stats.errors += 1
                         where = folder if problem.relpath == "." else f"{folder}/{problem.relpath}"
-                        yield folder_error(self.name, where, problem.reason)
+                        yield folder_error(self.name, where, problem.reason, problem.what)
             elif os.path.isfile(path):
                 if not self.path_filter.accepts(os.path.basename(path)):
                     continue

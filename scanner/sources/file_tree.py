@@ -3,11 +3,21 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Collection, Iterator
 from typing import Protocol
 
-from scanner.sources.paths import PathFilter, TreeFile, UnreadableFolder, walk_tree
+from scanner.sources.paths import (
+    NotRegularFileError,
+    OutsideSourceError,
+    PathFilter,
+    TreeFile,
+    UnreadableFolder,
+    walk_tree,
+    within,
+)
 
 
 class FileTree(Protocol):
@@ -50,11 +60,13 @@ class FileTree(Protocol):
 
 
 class DiskTree:
-    """The files under a folder."""
+    """The files under a folder. Only regular files under it are read: a path that leads
+    outside it (``..``, a symbolic link) or to a FIFO, socket or device raises ``OSError``."""
 
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
         self.given = root  # as configured: the walk reports errors relative to it
+        self._folders: dict[str, str | None] = {}  # folder -> its real path when inside the root
 
     def walk(self, path_filter: PathFilter, skipped: dict[str, int], names: Collection[str],
              unreadable: list[UnreadableFolder]) -> Iterator[TreeFile]:
@@ -64,9 +76,27 @@ class DiskTree:
     def size(path: str) -> int:
         return os.stat(path).st_size
 
-    @staticmethod
-    def read(path: str) -> bytes:
-        with open(path, "rb") as f:
+    def read(self, path: str) -> bytes:
+        folder, name = os.path.split(path)
+        real_folder = self._folders.get(folder, "")
+        if real_folder == "":
+            real = os.path.realpath(folder)
+            real_folder = self._folders[folder] = real if within(self.root, real) else None
+        if real_folder is None or name in ("", ".", ".."):
+            raise OutsideSourceError(path)
+        try:  # the last part is opened without following a link (checked first when it is one)
+            fd = os.open(os.path.join(real_folder, name), _READ | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            target = os.path.realpath(path)
+            if not within(self.root, target):
+                raise OutsideSourceError(path) from None
+            fd = os.open(target, _READ)
+        with open(fd, "rb") as f:  # a FIFO opens at once without a writer (non-blocking)
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise NotRegularFileError(path, mode)
             return f.read()
 
     def prefetch(self, paths: list[str], max_bytes: int) -> None:
@@ -87,4 +117,5 @@ class DiskTree:
         pass
 
 
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 DISK = DiskTree(os.sep)  # for files read by their absolute paths

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -151,10 +153,55 @@ def printable(relpath: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class UnreadableFolder:
-    """A folder of a tree that could not be listed, and why."""
+    """A folder of a tree that could not be listed, or a file or folder that is not read, and why."""
 
     relpath: str  # "/"-separated, relative to the root ("." for the root itself)
     reason: str  # the OS's words: "Permission denied"
+    what: str = "folder"  # or "file"
+
+
+OUTSIDE = "a symbolic link leading outside the source"
+
+
+class OutsideSourceError(OSError):
+    """A path that leads outside its source's root (through ``..`` or a symbolic link)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(errno.EACCES, "it leads outside the source (through .. or a symbolic link)", path)
+
+
+class NotRegularFileError(OSError):
+    """A path that is no regular file (a FIFO, socket or device would block or never end)."""
+
+    def __init__(self, path: str, mode: int) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file ({file_type(mode)})", path)
+
+
+def file_type(mode: int) -> str:
+    """What a file of ``mode`` is, in words."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def within(real_root: str, real_path: str) -> bool:
+    """Whether ``real_path`` is ``real_root`` or under it (both with every symbolic link resolved)."""
+    return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def confine(root: str, path: str) -> str:
+    """The real path of ``path`` (absolute, or relative to ``root``), every ``..`` and symbolic
+    link resolved, when it stays inside ``root``; ``OutsideSourceError`` when it leads out.
+
+    A source reads only what is under its root: a link or a ``../..`` in a file the source
+    holds must not make the scanner read (or render) a file of the host."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, path))
+    if not within(real_root, real):
+        raise OutsideSourceError(path)
+    return real
 
 
 def walk_tree(
@@ -165,8 +212,10 @@ def walk_tree(
     """Manifest files under ``root`` in sorted order; symlinks are followed only when they
     stay inside ``root`` (linked directories are never entered: no loops, no duplicates).
 
-    Files end in one of ``suffixes`` or are named one of ``names`` (``Kustomization``).
-    Folders that cannot be listed are appended to ``unreadable``; the walk goes on.
+    Files end in one of ``suffixes`` or are named one of ``names`` (``Kustomization``). Only
+    regular files are read. Folders that cannot be listed, links leading outside ``root`` and
+    files that are not regular files (a FIFO would block the scan) are appended to
+    ``unreadable``, with why; the walk goes on.
     """
     real_root = os.path.realpath(root)
     counts = skipped if skipped is not None else {}
@@ -175,6 +224,10 @@ def walk_tree(
         if unreadable is not None:
             where = os.path.relpath(exc.filename or root, root).replace(os.sep, "/")
             unreadable.append(UnreadableFolder(printable(where), exc.strerror or str(exc)))
+
+    def refused(relpath: str, reason: str, what: str) -> None:
+        if unreadable is not None:
+            unreadable.append(UnreadableFolder(printable(relpath), reason, what))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
@@ -185,7 +238,10 @@ def walk_tree(
             if d in SKIPPED_DIRS or path_filter.excludes_folder(prefix + d):
                 continue
             if os.path.islink(full):
-                counts["symlinked-directory"] = counts.get("symlinked-directory", 0) + 1
+                if within(real_root, os.path.realpath(full)):
+                    counts["symlinked-directory"] = counts.get("symlinked-directory", 0) + 1
+                else:
+                    refused(prefix + d, OUTSIDE, "folder")
                 continue
             keep.append(d)
         dirnames[:] = keep
@@ -193,15 +249,23 @@ def walk_tree(
             if not name.endswith(tuple(suffixes)) and name not in names:
                 continue
             relpath = prefix + name
+            if not path_filter.accepts(relpath):
+                continue
             full = os.path.join(dirpath, name)
-            if os.path.islink(full):
-                target = os.path.realpath(full)
-                outside = os.path.commonpath([real_root, target]) != real_root
-                if outside or not os.path.isfile(target):
-                    counts["symlink-outside"] = counts.get("symlink-outside", 0) + 1
-                    continue
-            if path_filter.accepts(relpath):
+            try:
+                mode = os.lstat(full).st_mode
+                if stat.S_ISLNK(mode):
+                    if not within(real_root, os.path.realpath(full)):
+                        refused(relpath, OUTSIDE, "file")
+                        continue
+                    mode = os.stat(full).st_mode
+            except OSError:  # gone, or a link to nothing: reading it reports why
                 yield TreeFile(printable(relpath), full)
+                continue
+            if not stat.S_ISREG(mode):
+                refused(relpath, f"not a regular file ({file_type(mode)})", "file")
+                continue
+            yield TreeFile(printable(relpath), full)
 
 
 @dataclass(frozen=True, slots=True)

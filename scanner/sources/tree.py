@@ -58,9 +58,10 @@ class TreeOptions:
         return PathFilter(self.include, self.exclude)
 
 
-def folder_error(source: str, path: str, reason: str) -> ErrorRecord:
-    """The error record of a folder that cannot be listed (like ``read_file``'s of a file)."""
-    return ErrorRecord(source, "read", f"cannot read folder: {reason}", Location(path))
+def folder_error(source: str, path: str, reason: str, what: str = "folder") -> ErrorRecord:
+    """The error record of a folder that cannot be listed, or of a file or folder the walk does
+    not read (a link leading outside the source, a FIFO), like ``read_file``'s of a file."""
+    return ErrorRecord(source, "read", f"cannot read {what}: {reason}", Location(path))
 
 
 def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
@@ -106,7 +107,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
             stats.skipped["submodule"] += submodules
         for folder in unreadable:
             stats.errors += 1
-            yield folder_error(origin.source, folder.relpath, folder.reason)
+            yield folder_error(origin.source, folder.relpath, folder.reason, folder.what)
     yield from scan_charts(tree, charts, options.helm, origin, stats, shard)
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]

@@ -160,9 +160,58 @@ def test_tree_symlinks_leaving_the_root_are_not_followed(tmp_path):
     os.symlink(tmp_path, root / "dirlink")
     os.symlink(root / "in.yaml", root / "inside-link.yaml")
     source = DirectorySource("d", str(root))
-    resources, _ = _items(source)
+    resources, errors = _items(source)
     assert sorted(r.provenance.path for r in resources) == ["in.yaml", "inside-link.yaml"]
-    assert source.stats.skipped["symlink-outside"] == 1
+    assert sorted((e.location.path, e.message) for e in errors) == [
+        ("dirlink", "cannot read folder: a symbolic link leading outside the source"),
+        ("link.yaml", "cannot read file: a symbolic link leading outside the source")]
+
+
+@pytest.mark.parametrize("special", [
+    pytest.param("fifo", id="fifo-named-yaml"),
+    pytest.param("link-to-fifo", id="link-to-fifo-named-yaml"),
+    pytest.param("socket", id="socket-named-yaml"),
+])
+def test_tree_reads_only_regular_files_and_records_the_others(tmp_path, special):
+    """A FIFO named *.yaml would block the scan forever when opened: it is not read, and said so."""
+    import socket
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.yaml").write_text(deployment("a"))
+    (root / "z.yaml").write_text(deployment("z"))
+    if special == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(root / "odd.yaml"))
+        kind = "a socket"
+    else:
+        os.mkfifo(root / ("odd.yaml" if special == "fifo" else "fifo"))
+        if special == "link-to-fifo":
+            os.symlink(root / "fifo", root / "odd.yaml")
+        kind = "a FIFO"
+    source = DirectorySource("d", str(root))
+    resources, errors = _items(source)
+    assert sorted(r.provenance.path for r in resources) == ["a.yaml", "z.yaml"]
+    assert [(e.kind, e.location.path, e.message) for e in errors] == [
+        ("read", "odd.yaml", f"cannot read file: not a regular file ({kind})")]
+
+
+@pytest.mark.parametrize(("relpath", "message"), [
+    pytest.param("../outside.yaml", "leads outside the source", id="dot-dot-leaves-the-root"),
+    pytest.param("linked/outside.yaml", "leads outside the source", id="linked-folder-leaves-the-root"),
+    pytest.param("link.yaml", "leads outside the source", id="linked-file-leaves-the-root"),
+    pytest.param("fifo.yaml", "not a regular file", id="fifo-is-not-opened-for-reading"),
+])
+def test_disk_tree_reads_only_regular_files_inside_its_root(tmp_path, relpath, message):
+    (tmp_path / "outside.yaml").write_text("secret: 1\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    os.symlink(tmp_path, root / "linked")
+    os.symlink(tmp_path / "outside.yaml", root / "link.yaml")
+    os.mkfifo(root / "fifo.yaml")
+    tree = DiskTree(str(root))
+    with pytest.raises(OSError, match=message):
+        tree.read(os.path.join(str(root), relpath))
 
 
 def _kubectl(*args: str) -> str:
