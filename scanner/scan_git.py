@@ -115,8 +115,9 @@ def _fetch(name: str, options: GitOptions) -> tuple[Any, ...]:
     from scanner.sources.git import GitSource, redact
     from scanner.sources.git_tree import save_listing
 
+    source = GitSource(name, options)
     try:
-        workdir, commit, on_disk = GitSource(name, options).prepare()
+        workdir, commit, on_disk = source.prepare()
         if not on_disk:  # the workers read it instead of listing the commit each (or do, without it)
             with contextlib.suppress(ScannerError, OSError):
                 save_listing(workdir, commit.sha)
@@ -124,4 +125,5 @@ def _fetch(name: str, options: GitOptions) -> tuple[Any, ...]:
     except ScannerError as exc:
         return "error", exc.message, exc.location.path if exc.location else None
     except Exception as exc:  # reported as the source's failure, like any error of its fetch
-        return "error", f"clone/fetch failed for {redact(options.url)}: {type(exc).__name__}: {exc}", None
+        message = f"clone/fetch failed for {redact(options.url)}: {type(exc).__name__}: {exc}"
+        return "error", source.redacted(message), None

@@ -3,7 +3,13 @@
 Credentials come from the environment only: an HTTP token from the variable named in the
 config (sent as an ``Authorization`` header through ``GIT_CONFIG_*`` variables, so it is
 never in a URL, a command line or ``.git/config``), an SSH key path, or git's own
-credential helpers. Every message that leaves this module is redacted.
+credential helpers. A password written in the URL (``https://user:password@host/...``) is
+taken out of it: git is given the URL without it (on its command line and in the clone's
+``.git/config``) and the password as that header, in the environment of the git process
+only. Every message that leaves this module is redacted (the URL's user info, and the
+password and token in every form they are sent in).
+
+The clone cache is locked per clone and heals itself (see ``git_cache``).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -18,10 +25,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta, timezone
 from types import ModuleType
 from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote
 
 from scanner.errors import GitError, Location
-from scanner.sources.documents import Origin, SourceItem
+from scanner.sources.documents import WARNING, Origin, SourceItem
 from scanner.sources.file_tree import DiskTree, FileTree
+from scanner.sources.git_cache import cache_lock, cache_problem, remove_clone, remove_stale_locks
 from scanner.sources.git_tree import GitTree, failure_cause, forget_checkout
 from scanner.sources.provenance import CommitInfo, ErrorRecord, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
@@ -29,16 +38,43 @@ from scanner.sources.tree import TreeOptions, scan_tree
 if TYPE_CHECKING:
     import git
 
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+# the user info of a URL: up to the last "@" before the path (a password may hold an "@")
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s]+@")
+_HTTP = ("http://", "https://")
+log = logging.getLogger("scanner.sources.git")
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """``text`` without URL user info and without any of ``secrets``."""
     text = _USERINFO.sub(r"\g<scheme>***@", text)
-    for secret in secrets:
+    for secret in sorted(secrets, key=len, reverse=True):  # a longer form may hold a shorter one
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """A Git URL split into what git may see and the credentials it must not store."""
+
+    url: str  # without a password (an HTTP(S) URL without user info at all)
+    user: str = ""
+    password: str = ""
+
+
+def split_credentials(url: str) -> Remote:
+    """``url`` without the password of its user info (percent-decoded into ``Remote``); a
+    user name alone (``ssh://git@host/...``) is no secret and stays."""
+    scheme, found, rest = url.partition("://")
+    if not found:
+        return Remote(url)
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    if not at or not colon:
+        return Remote(url)
+    plain_user = "" if url.lower().startswith(_HTTP) else (user + "@" if user else "")
+    return Remote(f"{scheme}://{plain_user}{host}{slash}{path}", unquote(user), unquote(password))
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +102,8 @@ class GitSource:
         self.options = options
         self.stats = SourceStats()
         self._prepared = prepared  # ``prepare`` done elsewhere (by the scan's fetching process)
+        self.remote = split_credentials(options.url)
+        self.notices: list[str] = []  # what preparing the clone repaired (a broken cache cloned again)
 
     def iter_items(self) -> Iterator[SourceItem]:
         self.stats = SourceStats()
@@ -76,6 +114,8 @@ class GitSource:
             yield ErrorRecord(self.name, "git", exc.message, exc.location or Location())
             return
         self.stats.commit = commit
+        for notice in self.notices:
+            yield ErrorRecord(self.name, WARNING, notice, Location(redact(self.remote.url)))
         origin = Origin(self.name, self.source_type, commit.sha)
         yield from scan_tree(tree, origin, self.options.tree, self.stats)
 
@@ -84,11 +124,12 @@ class GitSource:
         files are checked out (with ``submodules``) rather than read from the objects."""
         if self._prepared is not None:
             return self._prepared()
-        if self.options.submodules:
-            return (*self.checkout(), True)
-        repo, sha = self._fetch()
-        forget_checkout(repo.working_dir)
-        return repo.working_dir, self._commit_info(repo, sha), False
+        with cache_lock(self.cache_path(), max(60.0, 3 * self.options.timeout)):
+            if self.options.submodules:
+                return (*self.checkout(), True)
+            repo, sha = self._fetch()
+            forget_checkout(repo.working_dir)
+            return repo.working_dir, self._commit_info(repo, sha), False
 
     def open_tree(self) -> tuple[FileTree, CommitInfo]:
         path, commit, on_disk = self.prepare()
@@ -96,11 +137,30 @@ class GitSource:
 
     # --- repository handling ---------------------------------------------------------
     def _secrets(self) -> tuple[str, ...]:
+        """Every secret of the source, in every form it is sent in or may be shown in."""
+        found: list[str] = []
         token = os.environ.get(self.options.token_env or "", "")
-        if not token:
-            return ()
-        basic = base64.b64encode(f"{self.options.token_user}:{token}".encode()).decode()
-        return (token, basic)
+        if token:
+            found += [token, _basic(self.options.token_user, token)]
+        password = self.remote.password
+        if password:
+            found += [password, quote(password, safe=""), _basic(self.remote.user, password)]
+        return tuple(found)
+
+    def _auth_header(self) -> tuple[str, str] | None:
+        """The ``http.extraHeader`` to send (config key, value): the token's, else the URL's password's
+        (only to the URL it was written in)."""
+        token = os.environ.get(self.options.token_env or "", "")
+        if token:
+            return "http.extraHeader", f"Authorization: Basic {_basic(self.options.token_user, token)}"
+        if self.remote.password and self.remote.url.lower().startswith(_HTTP):
+            return (f"http.{self.remote.url}.extraHeader",
+                    f"Authorization: Basic {_basic(self.remote.user, self.remote.password)}")
+        return None
+
+    def redacted(self, text: str) -> str:
+        """``text`` without the source's credentials in any form."""
+        return redact(text, self._secrets())
 
     def _env(self) -> dict[str, str]:
         env = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "",
@@ -108,10 +168,9 @@ class GitSource:
                "GIT_CONFIG_KEY_0": "http.lowSpeedLimit", "GIT_CONFIG_VALUE_0": "1000",
                "GIT_CONFIG_KEY_1": "http.lowSpeedTime",
                "GIT_CONFIG_VALUE_1": str(int(self.options.timeout))}
-        secrets = self._secrets()
-        if secrets:
-            env.update({"GIT_CONFIG_COUNT": "3", "GIT_CONFIG_KEY_2": "http.extraHeader",
-                        "GIT_CONFIG_VALUE_2": f"Authorization: Basic {secrets[1]}"})
+        header = self._auth_header()
+        if header is not None:
+            env.update({"GIT_CONFIG_COUNT": "3", "GIT_CONFIG_KEY_2": header[0], "GIT_CONFIG_VALUE_2": header[1]})
         if self.options.ssh_key:
             env["GIT_SSH_COMMAND"] = (
                 f"ssh -i '{self.options.ssh_key}' -o IdentitiesOnly=yes -o BatchMode=yes "
@@ -125,8 +184,8 @@ class GitSource:
         if quoted:
             detail = stderr.rstrip().removesuffix("'")
         cause = failure_cause(detail) or type(exc).__name__
-        message = f"{action} failed for {redact(self.options.url)}: {cause}"
-        return GitError(redact(message, self._secrets()), Location(redact(self.options.url)))
+        message = f"{action} failed for {redact(self.remote.url)}: {cause}"
+        return GitError(self.redacted(message), Location(redact(self.remote.url)))
 
     def cache_path(self) -> str:
         """This source's own clone: two sources never share one (each checks out its own ref)."""
@@ -162,13 +221,31 @@ class GitSource:
     def _depth(self) -> list[str]:
         return ["--depth", "1"] if self.options.shallow else []
 
+    def _heal(self, path: str) -> None:
+        """Make the clone at ``path`` usable (caller holds its lock): remove git's stale lock
+        files; remove a clone git cannot read (it is cloned again) and say so."""
+        if os.path.isdir(os.path.join(path, ".git")):
+            for stale in remove_stale_locks(path):
+                log.info("source %s: removed the stale lock file %s from its Git cache", self.name, stale)
+        problem = cache_problem(path)
+        if problem is None:
+            return
+        notice = f"the Git cache {path} was unusable ({self.redacted(problem)}): it is cloned again"
+        log.warning("source %s: %s", self.name, notice)
+        self.notices.append(notice)
+        try:
+            remove_clone(path)
+        except OSError as exc:
+            raise GitError(f"{notice}, but it cannot be removed: {exc.strerror}", Location(path)) from exc
+
     def _fetch(self) -> tuple[git.Repo, str]:
-        """The cached clone, cloned or fetched now, and the commit of the ref."""
+        """The cached clone, cloned or fetched now, and the commit of the ref (under the clone's lock)."""
         git = _gitpython()
 
         path, env, timeout = self.cache_path(), self._env(), self.options.timeout
-        url = self.options.url
+        url = self.remote.url
         depth = self._depth()
+        self._heal(path)
         try:
             if os.path.isdir(os.path.join(path, ".git")):
                 repo = git.Repo(path)
@@ -209,8 +286,13 @@ class GitSource:
                 return repo.git.rev_parse("--verify", f"{ref}^{{commit}}")
             except git.GitCommandError as exc:
                 raise self._fail(f"ref {ref!r} not found; fetch", exc) from exc
-        raise GitError(f"ref {ref or 'HEAD'!r} not found in {redact(self.options.url)}",
-                       Location(redact(self.options.url)))
+        raise GitError(self.redacted(f"ref {ref or 'HEAD'!r} not found in {redact(self.remote.url)}"),
+                       Location(redact(self.remote.url)))
+
+
+def _basic(user: str, password: str) -> str:
+    """The credentials of HTTP Basic authentication."""
+    return base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
 def _gitpython() -> ModuleType:

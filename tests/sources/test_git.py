@@ -129,7 +129,7 @@ def test_git_source_never_leaks_credentials(tmp_path, monkeypatch):
     source = _source(tmp_path, url, "main", token_env="SCANNER_TEST_TOKEN", timeout=10)
     _, errors = _scan(source)
     text = str(errors[0]) + repr(errors[0])
-    assert "hunter2" not in text and "s3cr3t" not in text and "***@127.0.0.1" in text
+    assert "hunter2" not in text and "s3cr3t" not in text and "https://127.0.0.1:9/org/repo.git" in text
     assert not any("hunter2" in p for p in os.listdir(tmp_path / "cache"))
 
 
