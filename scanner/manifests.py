@@ -26,10 +26,12 @@ def is_kubernetes_object(data: object) -> bool:
 
 
 def iter_resources(
-    paths: Iterable[str | os.PathLike[str]], errors: list[ManifestError], stdin: bytes | None = None
+    paths: Iterable[str | os.PathLike[str]], errors: list[ManifestError], stdin: bytes | None = None,
+    warnings: list[ManifestError] | None = None,
 ) -> Iterator[LoadedResource]:
     """Resources in files and directories (``-``: the ``stdin`` text); unreadable input is appended
-    to ``errors``."""
+    to ``errors``. Given ``warnings``, a repeated key keeps its last value (as Kyverno reads
+    manifests) and is appended there; else it is an error of its file."""
     for path in iter_yaml_files(paths):
         name = str(path)
         if name == STDIN and stdin is not None:
@@ -41,7 +43,8 @@ def iter_resources(
                 errors.append(ManifestError(f"cannot read file: {exc.strerror}", Location(name)))
                 continue
         try:
-            for doc in iter_documents(text, name, split_lists=True):
+            for doc in iter_documents(text, name, split_lists=True,
+                                      on_warning=None if warnings is None else warnings.append):
                 if not is_kubernetes_object(doc.data):
                     continue
                 problem = object_problem(doc.data)

@@ -73,7 +73,10 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
     for err in exception_errors:
         click.echo(f"error: {err}", err=True)
     index = PolicyIndex(policy_set.policies)
-    loaded_resources = list(iter_resources(resources, errors, stdin))
+    warnings: list[ManifestError] = []
+    loaded_resources = list(iter_resources(resources, errors, stdin, warnings))
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
     if not loaded_resources and not errors:
         click.echo(f"warning: no Kubernetes resources found in {', '.join(resources)}", err=True)
     lookup = ResourceLookup(r.resource for r in loaded_resources)

@@ -288,3 +288,15 @@ def test_repeated_key_is_read_as_kyverno_reads_it_with_a_located_warning(tmp_pat
     assert scan.resources() == [("a.yaml", "second"), ("b.yaml", "b")]
     assert scan.errors() == [("a.yaml:6", 'mapping key "name" already defined: its last value is used')]
     assert scan.code == 0, scan.err
+
+
+def test_repeated_key_in_apply_is_read_with_a_warning(tmp_path):
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    (tmp_path / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\n  labels: {team: a}\n  name: second\n")
+    proc = subprocess.run([SCANNER, "apply", str(tmp_path / "policy.yaml"), "-r", str(tmp_path / "cm.yaml"),
+                           "-o", "json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert [r["resource"]["name"] for r in json.loads(proc.stdout)] == ["second"]
+    assert proc.stderr == (f'warning: {tmp_path / "cm.yaml"}:6:3: mapping key "name" already defined: '
+                           "its last value is used\n")
