@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 from scanner.errors import Location
 from scanner.sources.documents import Origin, SourceItem
-from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder, walk_tree
+from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder, file_type, walk_tree
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.sources.tree import folder_error, read_file
 from scanner.yamldoc import DEFAULT_LIMITS, YamlLimits
@@ -58,6 +58,11 @@ class ExportSource:
                     continue
                 position += 1
                 yield from self._read(TreeFile(os.path.basename(path), path), origin, position - 1)
+            elif os.path.exists(path):  # a FIFO, socket or device: opening it could block the scan
+                if self.shard.first:
+                    self.stats.errors += 1
+                    yield ErrorRecord(self.name, "read", f"cannot read file: not a regular file "
+                                      f"({file_type(os.stat(path).st_mode)})", Location(path))
             elif self.shard.first:  # the source as a whole fails (its other paths are still read)
                 self.stats.errors += 1
                 yield ErrorRecord(self.name, "source", f"source path not found: {path}", Location(path))

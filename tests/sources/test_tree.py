@@ -421,3 +421,12 @@ def test_file_names_that_are_not_utf8_are_read_and_shown_with_a_replacement_char
     items = list(scan_tree(tree_of(root, kind), Origin("s", "directory"), TreeOptions(), SourceStats()))
     assert [(type(i).__name__, i.provenance.path, i.identity.name) for i in items] == [
         ("Resource", "caf\ufffd/d\ufffd.yaml", "web")]
+
+
+def test_export_of_a_fifo_is_recorded_not_read(tmp_path):
+    os.mkfifo(tmp_path / "live.yaml")
+    (tmp_path / "other.yaml").write_text(deployment("other"))
+    source = ExportSource("e", [str(tmp_path / "live.yaml"), str(tmp_path / "other.yaml")])
+    resources, errors = _items(source)
+    assert [r.identity.name for r in resources] == ["other"]
+    assert [(e.kind, e.message) for e in errors] == [("read", "cannot read file: not a regular file (a FIFO)")]
