@@ -149,12 +149,13 @@ class GitSource:
 
     def _auth_header(self) -> tuple[str, str] | None:
         """The ``http.extraHeader`` to send (config key, value): the token's, else the URL's password's
-        (only to the URL it was written in)."""
+        (only to the host of the URL it was written in, so also to submodules next to it there)."""
         token = os.environ.get(self.options.token_env or "", "")
         if token:
             return "http.extraHeader", f"Authorization: Basic {_basic(self.options.token_user, token)}"
         if self.remote.password and self.remote.url.lower().startswith(_HTTP):
-            return (f"http.{self.remote.url}.extraHeader",
+            scheme, _, rest = self.remote.url.partition("://")
+            return (f"http.{scheme}://{rest.partition('/')[0]}/.extraHeader",
                     f"Authorization: Basic {_basic(self.remote.user, self.remote.password)}")
         return None
 
