@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from collections.abc import Collection, Iterator
 from typing import Protocol
 
 from scanner.sources.paths import (
-    NotRegularFileError,
     OutsideSourceError,
     PathFilter,
     TreeFile,
     UnreadableFolder,
+    open_regular,
     walk_tree,
     within,
 )
@@ -85,18 +84,15 @@ class DiskTree:
         if real_folder is None or name in ("", ".", ".."):
             raise OutsideSourceError(path)
         try:  # the last part is opened without following a link (checked first when it is one)
-            fd = os.open(os.path.join(real_folder, name), _READ | os.O_NOFOLLOW)
+            f = open_regular(os.path.join(real_folder, name), follow=False)
         except OSError as exc:
             if exc.errno != errno.ELOOP:
                 raise
             target = os.path.realpath(path)
             if not within(self.root, target):
                 raise OutsideSourceError(path) from None
-            fd = os.open(target, _READ)
-        with open(fd, "rb") as f:  # a FIFO opens at once without a writer (non-blocking)
-            mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
-                raise NotRegularFileError(path, mode)
+            f = open_regular(target)
+        with f:
             return f.read()
 
     def prefetch(self, paths: list[str], max_bytes: int) -> None:
@@ -117,5 +113,4 @@ class DiskTree:
         pass
 
 
-_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 DISK = DiskTree(os.sep)  # for files read by their absolute paths

@@ -9,6 +9,7 @@ import stat
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import BinaryIO
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = frozenset({".git"})
@@ -184,6 +185,19 @@ def file_type(mode: int) -> str:
         if test(mode):
             return name
     return "not a file"
+
+
+def open_regular(path: str, follow: bool = True) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file; ``NotRegularFileError`` when it is a
+    FIFO, socket, device or folder (opened without blocking, so a FIFO with no writer is no hang).
+    Without ``follow``, a symbolic link is not followed (``OSError`` ELOOP)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
+    f = open(fd, "rb")  # noqa: SIM115 - the caller closes it
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        f.close()
+        raise NotRegularFileError(path, mode)
+    return f
 
 
 def within(real_root: str, real_path: str) -> bool:

@@ -28,7 +28,7 @@ from scanner.sources.gitops.objects import (
     is_gitops_object,
 )
 from scanner.sources.gitops.render import render_entry
-from scanner.sources.paths import MANIFEST_SUFFIXES
+from scanner.sources.paths import MANIFEST_SUFFIXES, PathFilter, open_regular, walk_tree
 from scanner.sources.provenance import Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 
@@ -83,18 +83,15 @@ def names_gitops(tree: FileTree, folder: str = "") -> bool:
         proc = subprocess.run(command, capture_output=True, check=False)
         return proc.returncode == 0 and bool(proc.stdout.strip())
     top = os.path.join(tree.root, folder)
-    for current, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            if not name.endswith((*MANIFEST_SUFFIXES, ".tpl")):
-                continue
-            try:
-                with open(os.path.join(current, name), "rb") as f:
-                    text = f.read(8 << 20)
-            except OSError:
-                continue
-            if MARKER.search(text):
-                return True
+    # the source's own walk: regular files only (a FIFO would block), no link out of the source
+    for tree_file in walk_tree(top, PathFilter(), suffixes=(*MANIFEST_SUFFIXES, ".tpl")):
+        try:
+            with open_regular(tree_file.path) as f:
+                text = f.read(8 << 20)
+        except OSError:
+            continue
+        if MARKER.search(text):
+            return True
     return False
 
 

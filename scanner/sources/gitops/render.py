@@ -31,7 +31,7 @@ from scanner.sources.helm.charts import CHART_FILE, read_chart
 from scanner.sources.helm.releases import PlannedRelease, rendered_items
 from scanner.sources.helm.render import HelmNotFound, Release, find_helm, render_chart
 from scanner.sources.kustomize import KUSTOMIZATION_FILES, find_renderer, run_renderer
-from scanner.sources.paths import MANIFEST_SUFFIXES, glob_match
+from scanner.sources.paths import MANIFEST_SUFFIXES, glob_match, open_regular
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import YamlDocument, iter_documents
 
@@ -160,7 +160,7 @@ def _resources(folder: str, work: str) -> list[str]:
 def _is_manifest(path: str) -> bool:
     """Whether a file holds Kubernetes objects (Flux leaves other YAML files out)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             docs = [d.data for d in iter_documents(f.read(), path)]
     except (OSError, ManifestError):
         return True  # kustomize reports it
@@ -204,7 +204,7 @@ def _directory(entry: EntryPoint, root: str, folder: str, origin: Origin,
                 continue
             relpath = os.path.relpath(path, root).replace(os.sep, "/")
             try:
-                with open(path, "rb") as f:
+                with open_regular(path) as f:
                     docs = list(iter_documents(f.read(), relpath, split_lists=True))
             except (OSError, ManifestError) as exc:
                 stats.errors += 1

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from scanner.errors import Location, ManifestError
 from scanner.sources.file_tree import FileTree
+from scanner.sources.paths import open_regular
 from scanner.yamldoc import iter_documents
 
 CHART_FILE = "Chart.yaml"
@@ -140,7 +141,7 @@ def vendored_charts(charts_dir: str) -> set[str]:
 
 def _folder_name(folder: str) -> str | None:
     try:
-        with open(os.path.join(folder, CHART_FILE), "rb") as f:
+        with open_regular(os.path.join(folder, CHART_FILE)) as f:
             return _name_of(f.read())
     except OSError:
         return None
