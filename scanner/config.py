@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ class SourceConfig:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     kustomize: str = "auto"
+    kustomize_roots: tuple[str, ...] = ()  # kustomization folders rendered as entry points too
     helm: HelmConfig = field(default_factory=lambda: HelmConfig())
     gitops: str = "auto"  # auto: Flux and Argo CD objects decide what is rendered; off: they are plain objects
     repository_urls: tuple[str, ...] = ()  # other URLs of the repository (GitOps objects name it by them)
@@ -275,6 +277,16 @@ def _relative_folder(folder: str) -> str:
     return cleaned or "."
 
 
+def _kustomize_roots(r: _Reader, value: Any, keys: list[str | int]) -> tuple[str, ...]:
+    """``sources[].kustomize_roots``: folders relative to the source's root, inside it."""
+    roots = r.strings(value, keys)
+    for i, root in enumerate(roots):
+        normal = posixpath.normpath(root.replace("\\", "/")) if root else ""
+        if not root or posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
+            raise r.fail([*keys, i], "must be a folder relative to the source's root, inside it")
+    return tuple(posixpath.normpath(root) for root in roots)
+
+
 def _dotted(keys: list[str | int]) -> str:
     out = ""
     for k in keys:
@@ -352,7 +364,7 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         keys: list[str | int] = ["sources", i]
         s = r.mapping(entry, keys, {"name", "git", "export", "directory", "include", "exclude", "kustomize",
                                     "helm", "helm_values", "helm_charts", "helm_timeout", "gitops",
-                                    "repository_urls"})
+                                    "repository_urls", "kustomize_roots"})
         name = r.string(s.get("name"), [*keys, "name"], required=True)
         assert name is not None
         if name in names:
@@ -370,7 +382,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         common = {"include": r.strings(s.get("include"), [*keys, "include"]),
                   "exclude": r.strings(s.get("exclude"), [*keys, "exclude"]), "kustomize": kustomize,
                   "helm": r.helm(s, keys), "gitops": r.switch(s, keys, "gitops"),
-                  "repository_urls": r.strings(s.get("repository_urls"), [*keys, "repository_urls"])}
+                  "repository_urls": r.strings(s.get("repository_urls"), [*keys, "repository_urls"]),
+                  "kustomize_roots": _kustomize_roots(r, s.get("kustomize_roots"), [*keys, "kustomize_roots"])}
         if kind == "git":
             sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"], with_path=False), **common))
         else:

@@ -56,7 +56,8 @@ def _change(entry: views.DiffEntry) -> ResultChange:
     r = entry.resource
     return ResultChange(policy=entry.policy, rule=entry.rule, kind=r.kind, namespace=r.namespace, name=r.name,
                         source=r.source, status_before=entry.status_before, status_after=entry.status_after,
-                        message=entry.message)
+                        message=entry.message, path=entry.file, line=entry.line, commit=entry.commit_sha,
+                        overlay=entry.overlay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,12 +120,13 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
     infos: dict[tuple, ResourceInfo] = {}  # one object per resource observation
     results = []
     for r in store.iter_run_results(run_id, statuses=FINDING_STATUSES if findings_only else ()):
-        key = (r.resource, r.file, r.line, r.commit_sha)
+        key = (r.resource, r.file, r.line, r.commit_sha, r.overlay, r.patches)
         info = infos.get(key)
         if info is None:
             info = infos[key] = ResourceInfo(
                 api_version=r.resource.api_version, kind=r.resource.kind, namespace=r.resource.namespace,
-                name=r.resource.name, source=r.resource.source, path=r.file, line=r.line, commit=r.commit_sha)
+                name=r.resource.name, source=r.resource.source, path=r.file, line=r.line, commit=r.commit_sha,
+                overlay=r.overlay, patches=r.patches)
         excepted = skipping_exceptions(r.message) if r.status is RuleStatus.SKIP else ()
         results.append(ResultRecord(policy=_policy_ref(r.policy), rule=r.rule,
                                     status=r.status, message=r.message, action=r.action, resource=info,

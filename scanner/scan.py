@@ -202,7 +202,7 @@ def load_config_values(config: Config) -> Values:
 
 def build_source(cfg: SourceConfig, config: Config, prefetch: GitPrefetch | None = None) -> Any:
     tree = TreeOptions(include=cfg.include, exclude=cfg.exclude, kustomize=cfg.kustomize,  # type: ignore[arg-type]
-                       helm=cfg.helm)
+                       helm=cfg.helm, kustomize_roots=cfg.kustomize_roots)
     if cfg.type == "git":
         return GitSource(cfg.name, git_options(cfg.git, config, tree),
                          prefetch.prepared(cfg.name) if prefetch is not None else None)

@@ -165,7 +165,8 @@ def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]
         view = values.resource_view(data)
         ident, prov = resource.identity, resource.provenance
         resource_rows.append((prov.source, ident.api_version, ident.kind, ident.name or "", ident.namespace or "",
-                              prov.path, prov.document, prov.item, prov.line, prov.commit or ""))
+                              prov.path, prov.document, prov.item, prov.line, prov.commit or "",
+                              prov.overlay, "\n".join(prov.patches) or None))
         for policy in index.for_kind(view.kind):
             request, seen, seen_view = plain, data, view
             if values.global_values or values.resource_values:

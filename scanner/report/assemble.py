@@ -14,6 +14,7 @@ from scanner.report.data import (
     STATUS_ORDER,
     ErrorEntry,
     ExceptionApplied,
+    FindingGroup,
     GroupCounts,
     PolicyFindings,
     PolicyInfo,
@@ -39,8 +40,24 @@ def _result_sort_key(result: ResultRecord) -> tuple[object, ...]:
     return (result.policy, result.rule, *_resource_sort_key(result.resource))
 
 
-def _change_sort_key(change: ResultChange) -> tuple[str, ...]:
-    return (change.policy, change.rule, change.namespace, change.kind, change.name, change.source)
+def _change_sort_key(change: ResultChange) -> tuple[object, ...]:
+    return (change.policy, change.rule, change.namespace, change.kind, change.name, change.source,
+            change.path, change.line or 0)
+
+
+def finding_groups(findings: Iterable[ResultRecord]) -> tuple[FindingGroup, ...]:
+    """Findings grouped by defect: rule, status, source and the defining ``path:line``.
+
+    A resource read as it is has its own ``path:line``; resources rendered from one base by
+    several overlays share the base's, so one defect shows once with its overlays."""
+    groups: dict[tuple[object, ...], list[ResultRecord]] = {}
+    for r in findings:
+        res = r.resource
+        key = (r.rule, r.status, res.source, res.path, res.line) if res.overlay else (r.rule, r.status, res)
+        groups.setdefault(key, []).append(r)
+    return tuple(FindingGroup(rule=items[0].rule, status=items[0].status, source=items[0].resource.source,
+                              path=items[0].resource.path, line=items[0].resource.line, findings=tuple(items))
+                 for items in groups.values())
 
 
 def _zero_status() -> dict[str, int]:
@@ -148,7 +165,8 @@ def assemble_report(
     severity_rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
     grouped = sorted(
         (PolicyFindings(policy=by_name[name], findings=tuple(items),
-                        counts={s: finding_counts[name][s] for s in STATUS_ORDER})
+                        counts={s: finding_counts[name][s] for s in STATUS_ORDER},
+                        groups=finding_groups(items))
          for name, items in findings.items()),
         key=lambda g: (severity_rank[g.policy.severity_key], -g.counts["fail"], g.policy.name),
     )

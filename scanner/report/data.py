@@ -25,6 +25,7 @@ __all__ = [
     "ErrorEntry",
     "ExceptionApplied",
     "FailureAction",
+    "FindingGroup",
     "GroupCounts",
     "PolicyFindings",
     "PolicyInfo",
@@ -122,7 +123,11 @@ class PolicyInfo:
 
 @dataclass(frozen=True, slots=True)
 class ResourceInfo:
-    """A scanned resource and where it came from (``path`` is relative to its source)."""
+    """A scanned resource and where it came from (``path`` is relative to its source).
+
+    ``path`` and ``line`` are the file and line that define the resource; for a resource
+    rendered from a Kustomize overlay that is the base file, ``overlay`` the entry point
+    rendered and ``patches`` the patch files that changed it."""
 
     api_version: str
     kind: str
@@ -134,6 +139,16 @@ class ResourceInfo:
     commit: str = ""
     labels: tuple[tuple[str, str], ...] = ()
     annotations: tuple[tuple[str, str], ...] = ()
+    overlay: str = ""
+    patches: tuple[str, ...] = ()
+
+    @property
+    def via(self) -> str:
+        """``via overlay X`` (``, patched by A, B``) for a rendered resource, else ``""``."""
+        if not self.overlay:
+            return ""
+        patched = f", patched by {', '.join(self.patches)}" if self.patches else ""
+        return f"via overlay {self.overlay}{patched}"
 
     @property
     def key(self) -> str:
@@ -162,8 +177,33 @@ class ResultRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class FindingGroup:
+    """The findings of one policy that are one defect: the same rule and status at one defining
+    ``path:line`` of one source. A defect of a base rendered by several overlays is one group
+    holding a finding per overlay; a resource read as it is makes a group of its own."""
+
+    rule: str
+    status: RuleStatus
+    source: str
+    path: str
+    line: int | None
+    findings: tuple[ResultRecord, ...]
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    @property
+    def overlays(self) -> tuple[str, ...]:
+        """The overlays whose renderings hold the defect, in the order of the findings."""
+        return tuple(dict.fromkeys(r.resource.overlay for r in self.findings if r.resource.overlay))
+
+
+@dataclass(frozen=True, slots=True)
 class ResultChange:
-    """A (policy, rule, resource) whose finding appeared or disappeared since the previous run."""
+    """A (policy, rule, resource) whose finding appeared or disappeared since the previous run,
+    with where the resource is defined (``path:line``, ``overlay``) and at which ``commit``
+    (in the run that has the finding)."""
 
     policy: str
     rule: str
@@ -174,6 +214,15 @@ class ResultChange:
     status_before: RuleStatus | None
     status_after: RuleStatus | None
     message: str = ""
+    path: str = ""
+    line: int | None = None
+    commit: str = ""
+    overlay: str = ""
+
+    @property
+    def location(self) -> str:
+        """``path:line`` within the source (``path`` alone when the line is unknown)."""
+        return f"{self.path}:{self.line}" if self.line is not None and self.path else self.path
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,11 +274,13 @@ class Summary:
 
 @dataclass(frozen=True, slots=True)
 class PolicyFindings:
-    """A policy and its findings (fail, warn, error results), ordered by resource."""
+    """A policy and its findings (fail, warn, error results), ordered by resource, and the
+    same findings grouped by defect (``groups``, ordered by their first finding)."""
 
     policy: PolicyInfo
     findings: tuple[ResultRecord, ...]
     counts: Mapping[str, int]
+    groups: tuple[FindingGroup, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,12 +24,14 @@ from markupsafe import Markup, escape
 
 from scanner.engine.types import RuleStatus
 from scanner.errors import ReportError
+from scanner.report.assemble import finding_groups
 from scanner.report.audit import audit_document
 from scanner.report.chart import trend_chart
 from scanner.report.data import (
     FINDING_STATUSES,
     SEVERITY_ORDER,
     STATUS_ORDER,
+    FindingGroup,
     ReportData,
     ResourceInfo,
     ResultRecord,
@@ -59,7 +61,8 @@ def _annotations(resource: ResourceInfo) -> str:
 
 
 class _FindingRows:
-    """The rows of the findings tables of one report, one call per policy's table.
+    """The rows of the findings tables of one report, one call per policy's table: a row per
+    defect (``FindingGroup``), holding the resources of every overlay that renders it.
 
     Built here rather than in ``_failures.html.j2``: a report can hold tens of thousands of
     findings with a dozen values each, most of them repeated (statuses, rules, messages, the
@@ -71,7 +74,7 @@ class _FindingRows:
     def __init__(self) -> None:
         # keyed by class and value: equal values of other types (an enum and its text) may print differently
         self.escaped: dict[tuple[type, Any], str] = {}
-        self.cells: dict[int, tuple[str, str]] = {}  # id of a resource -> its two cells
+        self.cells: dict[int, tuple[str, str]] = {}  # id of a resource -> its cell, its source line
 
     def e(self, value: Any) -> str:
         key = (value.__class__, value)
@@ -80,28 +83,51 @@ class _FindingRows:
             text = self.escaped[key] = str(escape(value))
         return text
 
-    def __call__(self, findings: tuple[ResultRecord, ...]) -> Markup:
-        e, resources = self.e, self.cells
+    def _resource(self, res: ResourceInfo) -> tuple[str, str]:
+        cells = self.cells.get(id(res))
+        if cells is None:
+            e = self.e
+            namespace = f"{e(res.namespace)}/" if res.namespace else ""
+            labels = "".join(f' <span class="lb">{e(k)}={e(v)}</span>' for k, v in res.labels)
+            commit = (f' @ <span title="{e(res.commit)}">{e(short_sha(res.commit))}</span>'
+                      if res.commit else "")
+            title = f' title="{e(_annotations(res))}"' if res.annotations else ""
+            cells = self.cells[id(res)] = (
+                f'<span class="k">{e(res.kind)}</span> {namespace}<b{title}>{e(res.name)}</b>{labels}',
+                f'<span class="muted">{e(res.source)}{commit}</span>')
+        return cells
+
+    def _via(self, res: ResourceInfo) -> str:
+        return f'<span class="via">{self.e(res.via)}</span>' if res.overlay else ""
+
+    def __call__(self, findings: tuple[ResultRecord, ...], groups: tuple[FindingGroup, ...] = ()) -> Markup:
+        """The rows of one policy's ``findings``, grouped by defect (``groups``, when given)."""
+        e = self.e
         rows = []
-        for r in findings:
-            res = r.resource
-            cells = resources.get(id(res))
-            if cells is None:
-                namespace = f"{e(res.namespace)}/" if res.namespace else ""
-                labels = "".join(f' <span class="lb">{e(k)}={e(v)}</span>' for k, v in res.labels)
-                commit = (f' @ <span title="{e(res.commit)}">{e(short_sha(res.commit))}</span>'
-                          if res.commit else "")
-                title = f' title="{e(_annotations(res))}"' if res.annotations else ""
-                cells = resources[id(res)] = (
-                    f'<td class="res wrap"><span class="k">{e(res.kind)}</span> {namespace}'
-                    f'<b{title}>{e(res.name)}</b>{labels}</td>',
-                    f'<td class="loc wrap">{e(res.location)}<br>'
-                    f'<span class="muted">{e(res.source)}{commit}</span></td>')
-            status = e(r.status)
-            exception = f' <span class="muted">(exception {e(r.exception)})</span>' if r.exception else ""
-            rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>{cells[0]}'
-                        f'<td class="wrap">{e(r.rule)}</td><td class="msg wrap">{e(r.message)}{exception}</td>'
-                        f'{cells[1]}<td>{e(r.action)}</td></tr>\n')
+        for group in groups or finding_groups(findings):
+            first = group.findings[0]
+            status = e(group.status)
+            if len(group.findings) == 1:
+                resource, source = self._resource(first.resource)
+                vias = self._via(first.resource)
+            else:  # one defect rendered by several overlays: each resource with its overlay
+                resource = "<br>".join(
+                    self._resource(r.resource)[0]
+                    + (f' <span class="muted">({e(r.resource.via)})</span>' if r.resource.overlay else "")
+                    for r in group.findings)
+                source = self._resource(first.resource)[1]
+                overlays = group.overlays
+                vias = (f'<span class="via">via {len(overlays)} overlays: {e(", ".join(overlays))}</span>'
+                        if len(overlays) > 1 else self._via(first.resource))
+            messages = "<br>".join(e(m) for m in dict.fromkeys(r.message for r in group.findings))
+            exceptions = ", ".join(dict.fromkeys(r.exception for r in group.findings if r.exception))
+            exception = f' <span class="muted">(exception {e(exceptions)})</span>' if exceptions else ""
+            actions = ", ".join(e(a) for a in dict.fromkeys(r.action for r in group.findings))
+            rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>'
+                        f'<td class="res wrap">{resource}</td>'
+                        f'<td class="wrap">{e(group.rule)}</td><td class="msg wrap">{messages}{exception}</td>'
+                        f'<td class="loc wrap">{e(group.location)}{"<br>" + vias if vias else ""}<br>{source}</td>'
+                        f'<td>{actions}</td></tr>\n')
         return Markup("".join(rows))
 
 

@@ -15,6 +15,7 @@ from scanner.report.data import (
     SEVERITY_ORDER,
     ErrorEntry,
     ExceptionApplied,
+    FindingGroup,
     GroupCounts,
     PolicyInfo,
     ReportData,
@@ -58,10 +59,23 @@ def resource_document(resource: ResourceInfo) -> dict[str, Any]:
         "source": resource.source,
         "path": resource.path,
         "line": resource.line,
+        "location": resource.location,
+        "overlay": resource.overlay or None,
+        "patches": list(resource.patches),
+        "via": resource.via,
         "commit": resource.commit,
         "labels": dict(resource.labels),
         "annotations": dict(resource.annotations),
     }
+
+
+def defect_document(group: FindingGroup) -> dict[str, Any]:
+    """One defect of a policy: its findings (by id) at one defining ``path:line``, with the
+    overlays whose renderings hold it."""
+    return {"rule": group.rule, "status": group.status.value, "source": group.source,
+            "path": group.path, "line": group.line, "location": group.location,
+            "overlays": list(group.overlays),
+            "findings": [finding_id(r.resource, r.policy, r.rule) for r in group.findings]}
 
 
 def result_document(result: ResultRecord, *, with_policy: bool) -> dict[str, Any]:
@@ -100,6 +114,8 @@ def change_document(change: ResultChange) -> dict[str, Any]:
         "status_before": change.status_before.value if change.status_before else None,
         "status_after": change.status_after.value if change.status_after else None,
         "message": change.message,
+        "path": change.path, "line": change.line, "location": change.location,
+        "overlay": change.overlay or None, "commit": change.commit,
     }
 
 
@@ -142,7 +158,8 @@ def report_document(data: ReportData) -> dict[str, Any]:
         },
         "failures_by_policy": [
             {**policy_document(group.policy), "counts": dict(group.counts),
-             "findings": [result_document(r, with_policy=False) for r in group.findings]}
+             "findings": [result_document(r, with_policy=False) for r in group.findings],
+             "defects": [defect_document(d) for d in group.groups]}
             for group in data.failures_by_policy
         ],
         "by_namespace": [_group_document(g, "namespace") for g in data.by_namespace],

@@ -1,7 +1,9 @@
 """SARIF 2.1.0: one reporting descriptor per policy/rule, one result per finding.
 
 Results carry the repository-relative path (percent-encoded, a URI reference) and line of the
-resource (``uriBaseId`` is the source name; Git sources also appear in
+file that defines the resource -- for a resource rendered from a Kustomize overlay the base file,
+with the overlay and patch files named in the message and properties, and the patch files as
+related locations -- (``uriBaseId`` is the source name; Git sources also appear in
 ``versionControlProvenance`` with an absolute repository URI and their commit) and a
 ``partialFingerprints`` entry hashing source, resource identity, policy and rule, so a finding
 keeps its identity across runs. Passing and skipped results are not listed; evaluation errors
@@ -16,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from scanner.engine.types import RuleStatus
-from scanner.report.data import PolicyInfo, ReportData, ResultRecord
+from scanner.report.data import PolicyInfo, ReportData, ResourceInfo, ResultRecord
 from scanner.report.formatting import finding_id, iso_time
 from scanner.report.json_report import dump_json
 
@@ -85,16 +87,24 @@ def _descriptor(policy: PolicyInfo, rule: str) -> dict[str, Any]:
     return descriptor
 
 
-def _result(result: ResultRecord, policy: PolicyInfo, index: int) -> dict[str, Any]:
-    resource = result.resource
-    level = "warning" if result.status is RuleStatus.WARN else _LEVEL_BY_SEVERITY[
-        policy.severity_key]
+def _physical(resource: ResourceInfo) -> dict[str, Any]:
+    """The file (a URI reference relative to the source) and line that define ``resource``."""
     physical: dict[str, Any] = {"artifactLocation": {"uri": _artifact_uri(resource.path),
                                                      "uriBaseId": resource.source}}
     if resource.line is not None and resource.line >= 1:
         physical["region"] = {"startLine": resource.line}
+    return physical
+
+
+def _result(result: ResultRecord, policy: PolicyInfo, index: int) -> dict[str, Any]:
+    resource = result.resource
+    level = "warning" if result.status is RuleStatus.WARN else _LEVEL_BY_SEVERITY[
+        policy.severity_key]
+    physical = _physical(resource)
     message = result.message or f"{policy.name}/{result.rule} {result.status.value}"
-    return {
+    if resource.overlay:
+        message = f"{message} ({resource.via})"
+    document: dict[str, Any] = {
         "ruleId": rule_id(result.policy, result.rule),
         "ruleIndex": index,
         "kind": "fail",
@@ -111,6 +121,16 @@ def _result(result: ResultRecord, policy: PolicyInfo, index: int) -> dict[str, A
                        "resource": {"apiVersion": resource.api_version, "kind": resource.kind,
                                     "namespace": resource.namespace, "name": resource.name}},
     }
+    if resource.overlay:
+        document["properties"]["overlay"] = resource.overlay
+        document["properties"]["patches"] = list(resource.patches)
+        if resource.patches:
+            document["relatedLocations"] = [
+                {"id": i, "message": {"text": f"patch applied by overlay {resource.overlay}"},
+                 "physicalLocation": {"artifactLocation": {"uri": _artifact_uri(patch),
+                                                           "uriBaseId": resource.source}}}
+                for i, patch in enumerate(resource.patches)]
+    return document
 
 
 def _notifications(data: ReportData) -> list[dict[str, Any]]:
@@ -126,9 +146,7 @@ def _notifications(data: ReportData) -> list[dict[str, Any]]:
                 "level": "error",
                 "message": {"text": f"{result.resource.key}: {result.message}"},
                 "associatedRule": {"id": rule_id(result.policy, result.rule)},
-                "locations": [{"physicalLocation": {"artifactLocation": {
-                    "uri": _artifact_uri(result.resource.path),
-                    "uriBaseId": result.resource.source}}}],
+                "locations": [{"physicalLocation": _physical(result.resource)}],
             })
     return notes
 

@@ -1,11 +1,14 @@
 """Kustomize overlays: which directories to render, which raw files they cover, rendering.
 
 An overlay is a directory with a ``kustomization.yaml`` that no other kustomization of
-the tree refers to. Its rendered output replaces the raw files it reads (resources and
+the tree refers to and that is not a ``kind: Component`` (a component is only ever part of
+another build); a kustomization the config lists as a root is rendered as an entry point
+too, even when another overlay refers to it. Its rendered output replaces the raw files it reads (resources and
 patches of the overlay and of every kustomization it refers to, transitively); other
 files in those directories are not part of any render and are still read raw.
 Overlays the in-process renderer (``kustomize_native``) does not cover are rendered by
-``kustomize build`` or ``kubectl kustomize``, one process per overlay.
+``kustomize build`` or ``kubectl kustomize``, one process per overlay, through a wrapper
+kustomization asking for kustomize's origin annotations (see ``kustomize_origin``).
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ import posixpath
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scanner.errors import ManifestError
 from scanner.sources.file_tree import FileTree
+from scanner.sources.kustomize_origin import RenderOrigin, take_origin
 from scanner.yamldoc import iter_documents
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -38,6 +43,7 @@ class Kustomization:
     references: set[str] = field(default_factory=set)  # directories, tree-relative
     resources: set[str] = field(default_factory=set)  # resource files, tree-relative
     patches: set[str] = field(default_factory=set)  # patch files, tree-relative
+    component: bool = False  # kind: Component
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,7 @@ class RenderPlan:
     patches: frozenset[str]  # patch files (not resources when read raw)
     files: dict[str, str]  # directory -> its kustomization file (tree-relative)
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)  # by directory
+    missing_roots: tuple[str, ...] = ()  # configured roots with no kustomization
 
     def reads(self, overlays: Iterable[str]) -> list[str]:
         """The files rendering ``overlays`` reads, roughly in the order it reads them: each
@@ -75,8 +82,9 @@ class RenderOutput:
     """One overlay rendered: its objects, or why it could not be rendered."""
 
     overlay: str
-    documents: tuple[Any, ...] = ()  # rendered objects, marker removed
+    documents: tuple[Any, ...] = ()  # rendered objects, build annotations removed
     error: str | None = None
+    origins: tuple[RenderOrigin, ...] = ()  # one per document (none when unknown)
 
 
 def find_renderer(mode: KustomizeMode) -> list[str] | None:
@@ -105,6 +113,7 @@ def read_kustomization(tree: FileTree, relfile: str) -> Kustomization:
     except (OSError, ValueError):
         return k  # the renderer will report it
     data = docs[0] if docs and isinstance(docs[0], dict) else {}
+    k.component = data.get("kind") == "Component"
     refs = [*(data.get("resources") or []), *(data.get("bases") or []),
             *(data.get("components") or [])]
     for ref in refs:
@@ -129,14 +138,19 @@ def read_kustomization(tree: FileTree, relfile: str) -> Kustomization:
     return k
 
 
-def plan(tree: FileTree, relfiles: Iterable[str]) -> RenderPlan:
+def plan(tree: FileTree, relfiles: Iterable[str], roots: Iterable[str] = ()) -> RenderPlan:
+    """The overlays of the tree's kustomizations (``relfiles`` lists the tree's files): those no
+    other kustomization refers to, and ``roots`` (tree-relative folders) listed as entry points."""
     kustomizations = {}
     for rel in relfiles:
         if posixpath.basename(rel) in KUSTOMIZATION_FILES:
             k = read_kustomization(tree, rel)
             kustomizations.setdefault(k.directory, k)
     referenced = set().union(*(k.references for k in kustomizations.values()))
-    overlays = tuple(sorted(d for d in kustomizations if d not in referenced))
+    wanted = {"" if r in (".", "") else posixpath.normpath(r.strip("/")) for r in roots}
+    overlays = tuple(sorted(d for d, k in kustomizations.items()
+                            if not k.component and (d not in referenced or d in wanted)))
+    missing = tuple(sorted(r for r in wanted if r not in kustomizations or kustomizations[r].component))
     seen: set[str] = set()
     covered: set[str] = set()
     todo = list(overlays)
@@ -150,20 +164,37 @@ def plan(tree: FileTree, relfiles: Iterable[str]) -> RenderPlan:
         todo.extend(k.references)
     patches = frozenset().union(*(k.patches for k in kustomizations.values()))
     files = {d: k.file for d, k in kustomizations.items()}
-    return RenderPlan(overlays, frozenset(covered), patches, files, kustomizations)
+    return RenderPlan(overlays, frozenset(covered), patches, files, kustomizations, missing)
 
 
-def render_overlay(command: list[str], root: str, overlay: str, timeout: float) -> RenderOutput:
+def render_overlay(command: list[str], root: str, overlay: str, timeout: float,
+                   kustomization: str = "") -> RenderOutput:
     """Render one overlay with its own renderer process. Overlays are never built together: one
     build fixes name references across everything it holds, so an overlay's reference would
-    take the generated name of an object of another overlay."""
-    ok, text = _run([*command, os.path.join(root, overlay or ".")], timeout)
-    if not ok:
-        return RenderOutput(overlay, error=text)
-    try:
-        return RenderOutput(overlay, tuple(_documents(text, overlay)))
-    except ManifestError as exc:
-        return RenderOutput(overlay, error=f"renderer output is not valid YAML: {exc}")
+    take the generated name of an object of another overlay.
+
+    The build is of a wrapper kustomization (in a temporary folder) whose one resource is the
+    overlay and which asks for origin annotations; they are read and taken off the objects.
+    A failed build is run again without the wrapper, so the error is kustomize's own wording
+    about the overlay. ``kustomization`` is the overlay's file (tree-relative), the origin of
+    an object kustomize gives none."""
+    target = os.path.join(root, overlay or ".")
+    with tempfile.TemporaryDirectory(prefix="scanner-kustomize-") as wrapper:
+        relative = os.path.relpath(os.path.realpath(target), os.path.realpath(wrapper))
+        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as f:
+            json.dump({"resources": [relative], "buildMetadata": ["originAnnotations"]}, f)
+        ok, text = _run([*command, wrapper], timeout)
+        if not ok:
+            ok, text = _run([*command, target], timeout)
+            if not ok:
+                return RenderOutput(overlay, error=text)
+        try:
+            documents = _documents(text, overlay)
+        except ManifestError as exc:
+            return RenderOutput(overlay, error=f"renderer output is not valid YAML: {exc}")
+        origins = tuple(take_origin(d, os.path.realpath(wrapper), root, kustomization or overlay)
+                        for d in documents)
+    return RenderOutput(overlay, tuple(documents), origins=origins)
 
 
 def _documents(text: str, path: str) -> list[Any]:

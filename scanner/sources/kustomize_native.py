@@ -40,6 +40,7 @@ from scanner.sources.kustomize_native_patches import PatchRule
 from scanner.sources.kustomize_native_refs import fix_back_references
 from scanner.sources.kustomize_native_settings import Settings, read_settings
 from scanner.sources.kustomize_native_yaml import FileCache, UnsupportedKustomization
+from scanner.sources.kustomize_origin import RenderOrigin, tree_relative
 
 __all__ = ["NativeRenderer", "NativeResult", "UnsupportedKustomization", "render_native"]
 
@@ -58,11 +59,12 @@ def render_native(tree: FileTree, overlays: Sequence[str]) -> NativeResult:
     result = NativeResult()
     for overlay in overlays:
         try:
-            documents = renderer.render(overlay)
+            resources = renderer.render_resources(overlay)
         except UnsupportedKustomization as exc:
             result.fallback[overlay] = str(exc)
         else:
-            result.outputs.append(RenderOutput(overlay, tuple(documents)))
+            origins = tuple(renderer.origin_of(r, overlay) for r in resources)
+            result.outputs.append(RenderOutput(overlay, tuple(r.data for r in resources), origins=origins))
     return result
 
 
@@ -77,6 +79,22 @@ class NativeRenderer:
 
     def render(self, overlay: str) -> list[dict[str, Any]]:
         """The objects ``kubectl kustomize <root>/<overlay>`` prints, in its order."""
+        return [r.data for r in self.render_resources(overlay)]
+
+    def origin_of(self, resource: NativeResource, overlay: str) -> RenderOrigin:
+        """Where a rendered object was read from, and the patch files that changed it."""
+        patches = tuple(dict.fromkeys(p for p in (self._relative(s) for s in resource.patches) if p))
+        if resource.origin is None:
+            return RenderOrigin(self._relative(self._kustomization_file(
+                os.path.join(self.root, overlay or "."))) or overlay, patches=patches)
+        path, ordinal = resource.origin
+        return RenderOrigin(self._relative(path) or path, ordinal, patches=patches)
+
+    def _relative(self, path: str) -> str | None:
+        return tree_relative(path, self.root)
+
+    def render_resources(self, overlay: str) -> list[NativeResource]:
+        """The objects of ``render`` with the files they were read from."""
         directory = os.path.normpath(os.path.join(self.root, overlay or "."))
         # built, not through the cache of bases: no other kustomization refers to an overlay,
         # so its objects need no copy kept
@@ -87,7 +105,7 @@ class NativeRenderer:
             metadata = r.data.get("metadata")
             if isinstance(metadata, dict) and "annotations" in metadata and not metadata["annotations"]:
                 del metadata["annotations"]
-        return [r.data for r in resources]
+        return resources
 
     def _build(self, directory: str, stack: tuple[str, ...]) -> list[NativeResource]:
         if directory in stack:
@@ -116,7 +134,8 @@ class NativeRenderer:
                 real = self.files.realpath(path)
                 if not real.startswith(directory + os.sep):
                     raise UnsupportedKustomization("resource file outside its kustomization", path)
-                resources.extend(check_resource(d, path) for d in self.files.documents(real))
+                resources.extend(check_resource(d, path, (real, i))
+                                 for i, d in enumerate(self.files.documents(real)))
             else:
                 raise UnsupportedKustomization(f"resource {entry!r} not found", directory)
         check_unique(resources, directory)
@@ -161,6 +180,7 @@ class NativeRenderer:
                directory: str) -> list[NativeResource]:
         deleted = set()
         for r in rule.targets(resources, directory):
+            r.patches.append(rule.source)
             if rule.apply(r):
                 r.check_shared()
             else:

@@ -71,9 +71,12 @@ class NativeResource:
     data: dict[str, Any]
     previous: list[tuple[str, str]] = field(default_factory=list)
     shared: list[tuple[Location, ...]] = field(default_factory=list)
+    origin: tuple[str, int] | None = None  # the file read (real path) and the document's position
+    patches: list[str] = field(default_factory=list)  # patch sources (real paths) applied
 
     def copy(self) -> NativeResource:
-        return NativeResource(clone(self.data), list(self.previous), list(self.shared))
+        return NativeResource(clone(self.data), list(self.previous), list(self.shared), self.origin,
+                              list(self.patches))
 
     @property
     def api_version(self) -> str:
@@ -142,8 +145,9 @@ def effective_namespace(api_version: str, kind: str, namespace: str) -> str:
     return namespace or "default"
 
 
-def check_resource(data: Any, path: str) -> NativeResource:
-    """A loaded document as a resource, or the fallback signal if Kustomize would object."""
+def check_resource(data: Any, path: str, origin: tuple[str, int] | None = None) -> NativeResource:
+    """A loaded document as a resource, or the fallback signal if Kustomize would object;
+    ``origin`` is the file it was read from and its position among the file's documents."""
     if not isinstance(data, dict):
         raise UnsupportedKustomization("document is not a mapping", path)
     api_version, kind, metadata = data.get("apiVersion"), data.get("kind"), data.get("metadata")
@@ -168,7 +172,7 @@ def check_resource(data: Any, path: str) -> NativeResource:
                 k.startswith(("config.kubernetes.io/", "internal.config.kubernetes.io/",
                               "kustomize.config.k8s.io/", "config.k8s.io/")) for k in values):
             raise UnsupportedKustomization("Kustomize's own annotations", path)
-    return NativeResource(data)
+    return NativeResource(data, origin=origin)
 
 
 def check_unique(resources: list[NativeResource], path: str) -> None:

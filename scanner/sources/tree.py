@@ -34,7 +34,9 @@ from scanner.sources.kustomize import (
     plan,
     render_overlay,
 )
+from scanner.sources.kustomize_locate import OriginLocator
 from scanner.sources.kustomize_native import NativeResult, render_native
+from scanner.sources.kustomize_origin import RenderOrigin
 from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits
@@ -49,6 +51,7 @@ class TreeOptions:
     kustomize: KustomizeMode = "auto"
     helm: HelmConfig = field(default_factory=HelmConfig)
     gitops: tuple[EntryPoint, ...] = ()  # GitOps objects' entry points into this tree
+    kustomize_roots: tuple[str, ...] = ()  # kustomizations rendered as entry points too
     limits: YamlLimits = DEFAULT_LIMITS
     render_timeout: float = 300.0
     shard: Shard = field(default_factory=Shard)
@@ -108,6 +111,10 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
         for folder in unreadable:
             stats.errors += 1
             yield folder_error(origin.source, folder.relpath, folder.reason, folder.what)
+        for root in render_plan.missing_roots:
+            stats.errors += 1
+            yield ErrorRecord(origin.source, "render", "kustomize_roots entry is not a folder with a "
+                              "kustomization (kind: Kustomization)", Location(root or "."))
     yield from scan_charts(tree, charts, options.helm, origin, stats, shard)
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
@@ -130,7 +137,8 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
             native = render_native(tree, my_overlays)  # the rest falls back
             if native.fallback:
                 root = tree.on_disk()
-                futures = [pool.submit(render_overlay, command, root, overlay, options.render_timeout)
+                futures = [pool.submit(render_overlay, command, root, overlay, options.render_timeout,
+                                       render_plan.files[overlay])
                            for overlay in my_overlays if overlay in native.fallback]
         mine = [tree_file for position, tree_file in enumerate(files) if shard.owns(position)]
         reasons = [deployed.reason(f.relpath) or _not_read(f.relpath, charts, render_plan, rendering) for f in mine]
@@ -145,9 +153,10 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
         for future in futures:
             output = future.result()
             outputs[output.overlay] = output
+        locator = OriginLocator(tree, render_plan.kustomizations)
         for overlay in my_overlays:
             if overlay in outputs:
-                yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats)
+                yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats, locator)
         entries = options.gitops
         for entry in [e for i, e in enumerate(entries) if shard.owns_block(i, len(entries))]:
             yield from render_entry(entry, tree, origin, stats, options.render_timeout)
@@ -203,7 +212,7 @@ def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Wal
     """The tree's files (kustomization files included, whatever their extension), skip
     counts, unreadable folders, Kustomize plan and Helm charts, reused by the shards of one
     commit in one process."""
-    key = (type(tree), tree.root, origin.commit, options.include, options.exclude)
+    key = (type(tree), tree.root, origin.commit, options.include, options.exclude, options.kustomize_roots)
     cached = _PLANS.get(key) if origin.commit else None
     if cached is None:
         skipped: dict[str, int] = {}
@@ -211,7 +220,7 @@ def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Wal
         files = list(tree.walk(options.path_filter, skipped, KUSTOMIZATION_FILES, unreadable))
         tree.prefetch([f.path for f in files if posixpath.basename(f.relpath) in KUSTOMIZATION_FILES],
                       options.limits.max_file_bytes)
-        cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files]),
+        cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files], options.kustomize_roots),
                   chart_folders(f.relpath for f in files))
         if origin.commit:
             if len(_PLANS) >= 4:
@@ -221,15 +230,19 @@ def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Wal
 
 
 def _rendered(output: RenderOutput, kustomization: str, origin: Origin,
-              stats: SourceStats) -> Iterator[SourceItem]:
+              stats: SourceStats, locator: OriginLocator) -> Iterator[SourceItem]:
+    """The objects of one rendered overlay, each located at the file and line defining it."""
     if output.error is not None:
         stats.errors += 1
         yield ErrorRecord(origin.source, "render", f"kustomize failed: {output.error}",
-                          Location(kustomization))
+                          Location(kustomization, 1))
         return
     for index, data in enumerate(output.documents):
         stats.documents += 1
-        doc = YamlDocument(data, output.overlay or ".", index, 1)
-        item = resource_from_document(doc, output.overlay or ".", origin, stats, "kustomize")
+        render_origin = output.origins[index] if index < len(output.origins) else RenderOrigin(kustomization)
+        where = locator.locate(output.overlay, kustomization, render_origin, data)
+        doc = YamlDocument(data, where.path, where.document, where.line or 0, None, where.item)
+        item = resource_from_document(doc, where.path, origin, stats, "kustomize",
+                                      overlay=where.overlay, patches=where.patches)
         if item is not None:
             yield item

@@ -19,7 +19,7 @@ from scanner.store.storedtext import StoredText, escape_rows
 from scanner.store.tables import metadata
 
 OBSERVATION_COLUMNS = ("observation_id", "run_id", "resource_id", "path", "document_index",
-                       "item_index", "line", "commit_sha")
+                       "item_index", "line", "commit_sha", "overlay", "patches")
 RESULT_COLUMNS = ("observation_id", "check_id", "run_id", "resource_id", "policy_id", "status",
                   "action", "message", "path")
 CHUNK = 400  # keys per IN (...) and rows per multi-row statement: well under SQLite's limits

@@ -75,7 +75,7 @@ WITH changed AS MATERIALIZED ({changed})
 SELECT (SELECT COUNT(*) FROM changed) AS total,
        src.name AS source, s.api_version, s.kind, s.namespace, s.name,
        c.policy_namespace, c.policy_name, c.rule, r.status, r.message,
-       ob.path AS file, ob.line,
+       ob.path AS file, ob.line, ob.commit_sha, ob.overlay,
        (SELECT MIN(o.status) FROM results o
         WHERE o.run_id = :{other} AND o.status IN ({other_statuses})
           AND o.resource_id = r.resource_id AND o.check_id = r.check_id) AS other_status
@@ -190,7 +190,7 @@ _STATUSES = {s.value: s for s in RuleStatus}
 def _entry(row: Any, before_is_other: bool) -> DiffEntry:
     # raw SQL: its text columns come back as stored, and are unescaped here
     (_, source, api_version, kind, namespace, name, policy_namespace, policy_name, rule,
-     status, message, file, line, other_status) = unescape_value(tuple(row))
+     status, message, file, line, commit_sha, overlay, other_status) = unescape_value(tuple(row))
     mine = _STATUSES[status]
     theirs = _STATUSES[other_status] if other_status else None
     before, after = (theirs, mine) if before_is_other else (mine, theirs)
@@ -199,4 +199,4 @@ def _entry(row: Any, before_is_other: bool) -> DiffEntry:
                              namespace=namespace, name=name),
         policy=f"{policy_namespace}/{policy_name}" if policy_namespace else policy_name,
         rule=rule, status_before=before, status_after=after, message=message, file=file,
-        line=line)
+        line=line, commit_sha=commit_sha or "", overlay=overlay or "")

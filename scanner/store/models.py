@@ -125,6 +125,8 @@ class ResourceObservation(Base):
     item_index: Mapped[int | None]
     line: Mapped[int | None]
     commit_sha: Mapped[str]
+    overlay: Mapped[str | None]
+    patches: Mapped[str | None]
 
 
 class Result(Base):

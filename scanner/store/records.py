@@ -101,6 +101,7 @@ class ResourceRecord:
 
     ``document`` is the 0-based document index in ``path``; ``item`` the index inside a
     ``List`` document; ``line`` 1-based. ``namespace`` is ``""`` for cluster-scoped objects.
+    A rendered resource names the ``overlay`` rendered and its ``patches`` (files, one a line).
     """
 
     source: str
@@ -113,6 +114,8 @@ class ResourceRecord:
     item: int | None = None
     line: int | None = None
     commit_sha: str = ""
+    overlay: str | None = None
+    patches: str | None = None
 
     @property
     def identity(self) -> tuple[str, str, str, str, str]:
@@ -120,7 +123,8 @@ class ResourceRecord:
 
     def __reduce__(self) -> tuple:  # plain tuples pickle much faster than slotted dataclass state
         return (ResourceRecord, (self.source, self.api_version, self.kind, self.name, self.namespace,
-                                 self.path, self.document, self.item, self.line, self.commit_sha))
+                                 self.path, self.document, self.item, self.line, self.commit_sha,
+                                 self.overlay, self.patches))
 
 
 @dataclass(frozen=True, slots=True)

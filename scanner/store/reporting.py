@@ -67,7 +67,8 @@ def iter_run_results(connection: Connection, run_id: int, *,
                     t.resources.c.api_version, t.resources.c.kind, t.resources.c.namespace,
                     t.resources.c.name, t.resource_observations.c.path.label("file"),
                     t.resource_observations.c.document_index, t.resource_observations.c.item_index,
-                    t.resource_observations.c.line, t.resource_observations.c.commit_sha)
+                    t.resource_observations.c.line, t.resource_observations.c.commit_sha,
+                    t.resource_observations.c.overlay, t.resource_observations.c.patches)
              .join(t.checks, t.checks.c.check_id == t.results.c.check_id)
              .join(t.resource_observations,
                    t.resource_observations.c.observation_id == t.results.c.observation_id)
@@ -85,7 +86,7 @@ def iter_run_results(connection: Connection, run_id: int, *,
     actions_by_value = {a.value: a for a in FailureAction}
     resources: dict[tuple, ResourceRef] = {}  # one object per resource, shared by its results
     for (policy_id, rule, declared_rule, status, message, path, action, source, api_version, kind,
-         namespace, name, file, document, item, line, commit_sha) in stream:
+         namespace, name, file, document, item, line, commit_sha, overlay, patches) in stream:
         key = (source, api_version, kind, namespace, name)
         resource = resources.get(key)
         if resource is None:
@@ -95,7 +96,8 @@ def iter_run_results(connection: Connection, run_id: int, *,
             policy=policies[policy_id], rule=rule, declared_rule=declared_rule,
             status=statuses_by_value[status], message=message, path=path,
             action=actions_by_value[action], resource=resource, file=file,
-            document=document, item=item, line=line, commit_sha=commit_sha)
+            document=document, item=item, line=line, commit_sha=commit_sha, overlay=overlay or "",
+            patches=tuple(patches.split("\n")) if patches else ())
 
 
 def iter_run_observations(connection: Connection, run_id: int) -> Iterator[tuple[str, str, bool]]:

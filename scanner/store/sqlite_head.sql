@@ -42,7 +42,7 @@ CREATE TABLE resource_observations (
 	document_index INTEGER NOT NULL, 
 	item_index INTEGER, 
 	line INTEGER, 
-	commit_sha VARCHAR(64) NOT NULL, 
+	commit_sha VARCHAR(64) NOT NULL, overlay TEXT, patches TEXT, 
 	CONSTRAINT pk_resource_observations PRIMARY KEY (observation_id), 
 	CONSTRAINT fk_resource_observations_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
 	CONSTRAINT fk_resource_observations_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE

@@ -205,6 +205,9 @@ resource_observations = Table(
     _optional("item_index", Integer),
     _optional("line", Integer),
     _required("commit_sha", String(64)),
+    # a rendered resource: the entry point rendered, and the patch files (one a line) that changed it
+    _optional("overlay", StoredText),
+    _optional("patches", StoredText),
     Index("ix_resource_observations_run_id_resource_id", "run_id", "resource_id"),
 )
 

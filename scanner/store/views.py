@@ -183,6 +183,8 @@ class DiffEntry:
     message: str
     file: str
     line: int | None
+    commit_sha: str = ""
+    overlay: str = ""  # the overlay rendered, for a rendered resource
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +284,8 @@ class ReportResult:
     item: int | None
     line: int | None
     commit_sha: str
+    overlay: str = ""  # the overlay rendered, for a rendered resource
+    patches: tuple[str, ...] = ()  # the patch files that changed it
 
 
 @dataclass(frozen=True, slots=True)

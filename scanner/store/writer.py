@@ -266,7 +266,8 @@ class RunWriter:
         for record, observation_id in zip(new, ids, strict=True):
             resource_id = self._resources[record.identity]
             rows.append((observation_id, self.run_id, resource_id, record.path,
-                         record.document, record.item, record.line, record.commit_sha))
+                         record.document, record.item, record.line, record.commit_sha,
+                         record.overlay, record.patches))
             self._observations[record] = (observation_id, resource_id)
             self._placements[resource_id] = (self._sources[record.source], record.namespace)
         bulk.copy_rows(connection, "resource_observations", bulk.OBSERVATION_COLUMNS, rows)

@@ -49,12 +49,12 @@ POLICIES = (
 
 
 def _resource(kind: str, namespace: str, name: str, source: str, path: str, line: int,
-              commit: str, **labels: str) -> ResourceInfo:
+              commit: str, overlay: str = "", patches: tuple[str, ...] = (), **labels: str) -> ResourceInfo:
     api = {"Deployment": "apps/v1", "Namespace": "v1", "Pod": "v1"}[kind]
     return ResourceInfo(api_version=api, kind=kind, namespace=namespace, name=name,
                         source=source, path=path, line=line, commit=commit,
                         labels=tuple(sorted(labels.items())),
-                        annotations=(("owner", "team-a@example.com"),))
+                        annotations=(("owner", "team-a@example.com"),), overlay=overlay, patches=patches)
 
 
 def reassembled(data: ReportData, **changes: Any) -> ReportData:
@@ -131,15 +131,49 @@ def sample_report_data() -> ReportData:
         previous_run_id=41,
         new_findings=[ResultChange("require-limits", "validate-resources", "Deployment",
                                    "shop", "web", "platform", S.PASS, S.FAIL,
-                                   "validation error: CPU and memory limits are required.")],
+                                   "validation error: CPU and memory limits are required.",
+                                   path="apps/shop/web.yaml", line=1, commit=PLATFORM_SHA)],
         resolved_findings=[ResultChange("disallow-privileged", "privileged-containers",
                                         "Deployment", "shop", "db", "platform", S.FAIL,
-                                        S.PASS, "")],
+                                        S.PASS, "", path="apps/shop/db.yaml", line=12,
+                                        commit=PLATFORM_SHA)],
         trend=trend,
         exceptions=[ExceptionApplied(name="allow-debug", namespace="tools",
                                      policy="require-labels", rule="check-app-label",
                                      resources=1, reason="debug pods are short-lived",
                                      path="exceptions/allow-debug.yaml")],
+    )
+
+
+def overlay_report_data() -> ReportData:
+    """A run over a Kustomize base rendered by two overlays (prod patches it), beside a file
+    read as it is: one defect of the base is one group with its two overlays."""
+    api_dev = _resource("Deployment", "shop-dev", "api", "platform", "apps/api/base/deploy.yaml", 5,
+                        PLATFORM_SHA, overlay="apps/api/overlays/dev", app="api")
+    api_prod = _resource("Deployment", "shop-prod", "api", "platform", "apps/api/base/deploy.yaml", 5,
+                         PLATFORM_SHA, overlay="apps/api/overlays/prod",
+                         patches=("apps/api/overlays/prod/replicas.yaml",), app="api")
+    plain = _resource("Deployment", "shop", "web", "platform", "apps/shop/web.yaml", 1, PLATFORM_SHA)
+    R, S = ResultRecord, RuleStatus
+    limits = "validation error: CPU and memory limits are required."
+    results = [
+        R("require-limits", "validate-resources", S.FAIL, limits, api_dev),
+        R("require-limits", "validate-resources", S.FAIL, limits, api_prod),
+        R("require-limits", "validate-resources", S.FAIL, limits, plain),
+        R("require-labels", "check-app-label", S.PASS, "", api_dev),
+        R("require-labels", "check-app-label", S.PASS, "", api_prod),
+    ]
+    run = RunInfo(run_id=43, started_at=T0, finished_at=T0 + timedelta(seconds=12),
+                  scanner_version="0.1.0", status="succeeded", trigger="manual",
+                  policy_set_digest="sha256:" + "0" * 64,
+                  sources=(SourceInfo(name="platform", type="git", url="https://git.example.com/platform.git",
+                                      ref="main", commit_sha=PLATFORM_SHA, commit_time=T0 - timedelta(hours=3)),))
+    return assemble_report(
+        run=run, policies=[p for p in POLICIES if p.name in ("require-limits", "require-labels")],
+        results=results, previous_run_id=42,
+        new_findings=[ResultChange("require-limits", "validate-resources", "Deployment", "shop-prod", "api",
+                                   "platform", None, S.FAIL, limits, path="apps/api/base/deploy.yaml", line=5,
+                                   commit=PLATFORM_SHA, overlay="apps/api/overlays/prod")],
     )
 
 

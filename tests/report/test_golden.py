@@ -9,6 +9,7 @@ import pytest
 from scanner.report.data import ReportData
 from scanner.report.render import FORMATS, render_report
 from tests.report.conftest import check_golden
+from tests.report.fixtures import overlay_report_data
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS), ids=[f"{f}-matches-golden" for f in
@@ -26,3 +27,13 @@ def test_render_report_is_deterministic(fmt: str, sample_data: ReportData,
     first = render_report(sample_data, fmt, tmp_path / "a").read_bytes()
     second = render_report(sample_data, fmt, tmp_path / "b").read_bytes()
     assert first == second
+
+
+OVERLAY_FORMATS = ("html", "json", "sarif")
+
+
+@pytest.mark.parametrize("fmt", OVERLAY_FORMATS, ids=[f"{f}-overlay-run-matches-golden" for f in OVERLAY_FORMATS])
+def test_render_overlay_report_matches_golden_file(fmt: str, tmp_path: Path) -> None:
+    """A base rendered by two overlays: its file:line, "via overlay", one defect with both overlays."""
+    written = render_report(overlay_report_data(), fmt, tmp_path)
+    check_golden(f"overlay-run{FORMATS[fmt][1]}", written.read_text(encoding="utf-8"))

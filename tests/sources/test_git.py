@@ -254,8 +254,9 @@ def test_git_source_checks_out_the_commit_for_an_overlay_kubectl_renders(tmp_pat
             repo.commit("second")
         source = _source(tmp_path, str(repo.path))
         items = list(source.iter_items())
-        generated = [i for i in items if isinstance(i, Resource) and i.provenance.path == "gen"]
+        generated = [i for i in items if isinstance(i, Resource) and i.provenance.overlay == "gen"]
         assert [i.data["data"] for i in generated] == [{"mode": mode}], items
+        assert [(i.provenance.path, i.provenance.line) for i in generated] == [("gen/kustomization.yaml", 1)]
         assert {"apps/a.yaml", "gen/kustomization.yaml"} <= _working_files(source)
 
 
@@ -304,7 +305,9 @@ def test_git_source_reads_packed_objects_in_batches(tmp_path, make_repo):
     source = GitSource("gitops", GitOptions(str(repo.path), cache_dir=str(tmp_path / "cache"), tree=tree))
     resources, errors = _scan(source)
     assert len(resources) == 601 and resources["apps/d299.yaml"].data["metadata"]["name"] == "d299"
-    assert resources["prod"].data["metadata"] == {"name": "web", "namespace": "prod"}
+    prod = resources["base/web.yaml"]  # rendered from the overlay prod, defined in the base
+    assert prod.data["metadata"] == {"name": "web", "namespace": "prod"}
+    assert (prod.provenance.overlay, prod.provenance.line) == ("prod", 1)
     assert {r.data["metadata"]["name"] for p, r in resources.items() if p.startswith("copies/")} == {"same"}
     assert [(e.kind, e.location.path) for e in errors] == [("limit", "apps/huge.yaml")]
 

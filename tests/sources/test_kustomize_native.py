@@ -431,12 +431,14 @@ def test_tree_renders_native_and_fallback_overlays_alike(tmp_path: Path) -> None
     items = list(DirectorySource("d", str(tmp_path)).iter_items())
     resources = [i for i in items if isinstance(i, Resource)]
     assert len(resources) == len(items)
-    by_overlay = {(r.provenance.path, r.identity.kind, r.identity.name): r for r in resources}
+    by_overlay = {(r.provenance.overlay, r.identity.kind, r.identity.name): r for r in resources}
     generated = [k for k in by_overlay if k[0] == "gen"]
     assert len(generated) == 1 and generated[0][2].startswith("g-")  # name hash: kubectl made it
-    native = [r for r in resources if r.provenance.path == "o"]
+    native = [r for r in resources if r.provenance.overlay == "o"]
     assert [r.data for r in native] == kubectl_render(tmp_path, "o")
-    assert [r.provenance.document for r in native] == list(range(len(native)))
+    assert all(r.provenance.path.startswith("base/") and r.provenance.line for r in native)
+    assert [(r.provenance.path, r.provenance.line) for r in resources if r.provenance.overlay == "gen"] == [
+        ("gen/kustomization.yaml", 2)]
     assert all(r.provenance.rendered_by == "kustomize" for r in resources)
 
 

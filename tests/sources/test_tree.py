@@ -49,11 +49,13 @@ def gitops(make_repo):
 def test_tree_renders_overlays_once_with_overlay_provenance(tmp_path, gitops):
     source = GitSource("g", GitOptions(str(gitops.path), "main", cache_dir=str(tmp_path / "c")))
     resources, errors = _items(source)
-    found = {(r.provenance.path, r.provenance.rendered_by, r.identity.namespace,
-              r.identity.name) for r in resources}
-    assert found == {("app/overlays/dev", "kustomize", "web-dev", "web"),
-                     ("app/overlays/prod", "kustomize", "web-prod", "web"),
-                     ("plain/cm.yaml", None, "default", "c")}
+    found = {(r.provenance.path, r.provenance.line, r.provenance.overlay, r.provenance.patches,
+              r.provenance.rendered_by, r.identity.namespace, r.identity.name) for r in resources}
+    assert found == {("app/base/deploy.yaml", 1, "app/overlays/dev", ("app/overlays/dev/r.yaml",),
+                      "kustomize", "web-dev", "web"),
+                     ("app/base/deploy.yaml", 1, "app/overlays/prod", ("app/overlays/prod/r.yaml",),
+                      "kustomize", "web-prod", "web"),
+                     ("plain/cm.yaml", 1, None, (), None, "default", "c")}
     assert all("scanner.kyverno-batch/overlay" not in str(r.data) for r in resources)
     assert {(e.kind, e.location.path) for e in errors} == {
         ("render", "broken/kustomization.yaml"), ("yaml", "app/base/stray-old.yaml")}
@@ -300,7 +302,8 @@ def test_tree_renders_overlay_with_extensionless_kustomization_like_kubectl(tmp_
     source = DirectorySource("d", str(tmp_path))
     resources, errors = _items(source)
     assert errors == []
-    assert [r.provenance.path for r in resources] == ["prod"]
+    assert [(r.provenance.path, r.provenance.overlay, r.provenance.patches) for r in resources] == [
+        ("base/deploy.yaml", "prod", ("prod/replicas.yaml",))]
     assert [r.data for r in resources] == expected
     assert source.stats.skipped["kustomize-config"] == 2
 
