@@ -128,8 +128,8 @@ class OriginLocator:
         found: list[str] = []
         for directory in self._chain(overlay, path):
             k = self.kustomizations[directory]
-            for patch_file, target in _patch_entries(self.documents(k.file), directory, k.file):
-                if patch_file not in found and self._selects(patch_file, target, data, names):
+            for patch_file, target, inline in _patch_entries(self.documents(k.file), directory, k.file):
+                if patch_file not in found and self._selects(patch_file, target, inline, data, names):
                     found.append(patch_file)
         return tuple(found)
 
@@ -160,7 +160,8 @@ class OriginLocator:
             cached = self._reach[directory] = frozenset(files)
         return cached
 
-    def _selects(self, patch_file: str, target: dict[str, Any] | None, data: Any, names: set[str]) -> bool:
+    def _selects(self, patch_file: str, target: dict[str, Any] | None, inline: list[Any] | None,
+                 data: Any, names: set[str]) -> bool:
         kind = data.get("kind") if isinstance(data, dict) else None
         api_version = str(data.get("apiVersion") or "") if isinstance(data, dict) else ""
         if target is not None:
@@ -173,30 +174,43 @@ class OriginLocator:
                         _full_match(wanted, str(v or "")) for v in values_of_key):
                     return False
             return True
-        patches = [d.data for d in self.documents(patch_file) if isinstance(d.data, dict)]
+        documents = inline if inline is not None else [d.data for d in self.documents(patch_file)]
+        patches = [d for d in documents if isinstance(d, dict)]
         return any(p.get("kind") == kind and _name(p) in names for p in patches)
 
 
-def _patch_entries(documents: list[YamlDocument], directory: str,
-                   kustomization: str) -> list[tuple[str, dict[str, Any] | None]]:
-    """(patch file, target selector or None) of each patch of a kustomization; an inline
-    patch is named by its kustomization file."""
+_PatchEntry = tuple[str, dict[str, Any] | None, list[Any] | None]
+
+
+def _patch_entries(documents: list[YamlDocument], directory: str, kustomization: str) -> list[_PatchEntry]:
+    """(patch file, target selector or None, inline documents or None) of each patch of a
+    kustomization; an inline patch is named by its kustomization file."""
     data = documents[0].data if documents and isinstance(documents[0].data, dict) else {}
-    entries: list[tuple[str, dict[str, Any] | None]] = []
+    entries: list[_PatchEntry] = []
     for entry in data.get("patchesStrategicMerge") or []:
         if isinstance(entry, str):
-            entries.append((_local(directory, entry, kustomization), None))
+            inline = "\n" in entry  # a patch written in the list itself
+            entries.append((kustomization if inline else _local(directory, entry, kustomization), None,
+                            _inline(entry) if inline else None))
     for key in ("patches", "patchesJson6902"):
         for entry in data.get(key) or []:
             if not isinstance(entry, dict):
                 continue
             target = entry.get("target") if isinstance(entry.get("target"), dict) else None
-            path = entry.get("path")
-            where = _local(directory, path, kustomization) if isinstance(path, str) else kustomization
-            if target is None and key == "patches" and isinstance(entry.get("patch"), str):
-                continue  # an inline patch without target names its object in text: not read here
-            entries.append((where, target))
+            path, text = entry.get("path"), entry.get("patch")
+            if isinstance(path, str):
+                entries.append((_local(directory, path, kustomization), target, None))
+            elif isinstance(text, str):
+                entries.append((kustomization, target, _inline(text)))
     return entries
+
+
+def _inline(text: str) -> list[Any]:
+    """The documents of a patch written inline (none when it is not valid YAML)."""
+    try:
+        return [d.data for d in iter_documents(text, "<patch>")]
+    except ManifestError:
+        return []
 
 
 def _local(directory: str, ref: str, fallback: str) -> str:

@@ -107,3 +107,19 @@ def test_config_policy_globs_and_strict_policies(tmp_path: pathlib.Path, entry: 
     config = load_config(path, env={})
     assert (config.policies[0].include, config.policies[0].exclude) == (include, exclude)
     assert config.scan.strict_policies is bool(strict)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    pytest.param("[apps/base, ./team/]", ("apps/base", "team"), id="kustomize-roots-are-normalised-folders"),
+    pytest.param("[../outside]", r"scanner.yaml:2:61: sources\[0\].kustomize_roots\[0\]: must be a folder relative", id="root-outside-refused"),
+    pytest.param("[/abs]", r"scanner.yaml:2:61: sources\[0\].kustomize_roots\[0\]: must be a folder relative", id="absolute-root-refused"),
+    pytest.param("apps/base", r"scanner.yaml:2:60: sources\[0\].kustomize_roots: must be a list of strings", id="root-not-a-list-refused"),
+])
+def test_config_kustomize_roots(tmp_path: pathlib.Path, value: str, expected: object) -> None:
+    path = tmp_path / "scanner.yaml"
+    path.write_text(f"policies: [{{path: p}}]\nsources: [{{name: a, directory: {{path: d}}, kustomize_roots: {value}}}]\n")
+    if isinstance(expected, tuple):
+        assert load_config(path, env={}).sources[0].kustomize_roots == expected
+    else:
+        with pytest.raises(ConfigError, match=expected):
+            load_config(path, env={})

@@ -9,7 +9,7 @@ import pytest
 
 from scanner.engine.types import RuleStatus
 from scanner.report_builder import build_report_data, read_run_outcome, read_run_results, report_data
-from scanner.store import PolicyRecord, RunStatus, Store
+from scanner.store import PolicyRecord, ResourceRecord, RunStatus, Store
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan
 
@@ -82,3 +82,25 @@ def test_report_data_refuses_parts_that_do_not_match(store: Store, other_run: bo
     with pytest.raises(ValueError, match="report data parts do not match"):
         report_data(read, outcome)
     assert report_data(read, read_run_outcome(store, second)) == build_report_data(store, second)
+
+
+def _rendered(overlay: str, patches: str | None = None) -> ResourceRecord:
+    return ResourceRecord(source="repo", api_version="v1", kind="Pod", name="api", namespace=overlay.rsplit("/")[-1],
+                          path="base/pod.yaml", line=4, commit_sha="c0ffee", overlay=overlay, patches=patches)
+
+
+@pytest.mark.parametrize("findings_only", [False, True], ids=["every-result", "findings-only"])
+def test_report_groups_a_base_defect_across_its_overlays(store: Store, findings_only: bool) -> None:
+    first = scan(store, day(0), {pod("web"): {CHECK: PASS}})
+    second = scan(store, day(1), {pod("web"): {CHECK: FAIL}, _rendered("o/dev"): {CHECK: FAIL},
+                                  _rendered("o/prod", "o/prod/p.yaml"): {CHECK: FAIL}})
+    data = build_report_data(store, second, findings_only=findings_only)
+    assert data.previous_run_id == first
+    (group_of_policy,) = data.failures_by_policy
+    assert [(g.location, g.overlays, len(g.findings)) for g in group_of_policy.groups] == [
+        ("apps/web.yaml:1", (), 1), ("base/pod.yaml:4", ("o/dev", "o/prod"), 2)]
+    prod = next(r.resource for r in data.results if r.resource.overlay == "o/prod")
+    assert prod.via == "via overlay o/prod, patched by o/prod/p.yaml"
+    assert sorted((c.name, c.namespace, c.location, c.commit, c.overlay) for c in data.new_findings) == [
+        ("api", "dev", "base/pod.yaml:4", "c0ffee", "o/dev"), ("api", "prod", "base/pod.yaml:4", "c0ffee", "o/prod"),
+        ("web", "default", "apps/web.yaml:1", "c0ffee", "")]

@@ -182,3 +182,17 @@ def test_component_patch_is_named(tmp_path: Path) -> None:
     deployment = next(r for r in resources if r.identity.kind == "Deployment")
     assert (deployment.provenance.path, deployment.provenance.patches) == ("base/app.yaml", ("comp/p.yaml",))
     assert deployment.data["metadata"]["labels"] == {"tier": "web"}
+
+
+INLINE_COMPONENT = ("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n"
+                    "- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: web}\n"
+                    "    spec: {replicas: 2}\n")
+
+
+def test_inline_patch_of_a_component_names_the_component(tmp_path: Path) -> None:
+    _write(tmp_path, {**BASE, "o/kustomization.yaml": "resources: [../base]\ncomponents: [../comp]\n",
+                      "comp/kustomization.yaml": INLINE_COMPONENT})
+    resources, errors = _scan(tmp_path)
+    assert errors == []
+    assert _where(resources) == {("o", "Service", "base/app.yaml", 1, ()),
+                                 ("o", "Deployment", "base/app.yaml", 8, ("comp/kustomization.yaml",))}

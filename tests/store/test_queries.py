@@ -6,7 +6,7 @@ import pytest
 
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.errors import StoreError
-from scanner.store import ResourceRef, SourceRecord, SourceType, Store
+from scanner.store import ResourceRecord, ResourceRef, SourceRecord, SourceType, Store
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan
 
@@ -151,3 +151,26 @@ def test_queries_report_trend_counts_failures_per_severity_of_each_run(store: St
         (first, {"high": 1, "medium": 1, "low": 0}), (second, {"high": 0, "medium": 0, "low": 0}),
         (third, {"high": 1, "medium": 1, "low": 0})]
     assert [p.run_id for p in build_report_data(store, second).trend] == [first, second]
+
+
+def _rendered(name: str, overlay: str, patches: str | None) -> ResourceRecord:
+    return ResourceRecord(source="repo", api_version="v1", kind="Pod", name=name, namespace=overlay.rsplit("/")[-1],
+                          path="base/pod.yaml", line=7, commit_sha="c0ffee", overlay=overlay, patches=patches)
+
+
+@pytest.mark.parametrize(("overlay", "patches", "expected_patches"), [
+    pytest.param("overlays/dev", None, (), id="rendered-without-patches-keeps-its-overlay"),
+    pytest.param("overlays/prod", "overlays/prod/a.yaml\noverlays/prod/b.yaml",
+                 ("overlays/prod/a.yaml", "overlays/prod/b.yaml"), id="rendered-with-two-patches-keeps-both"),
+])
+def test_queries_rendered_resource_keeps_its_overlay_and_patches(
+        store: Store, overlay: str, patches: str | None, expected_patches: tuple[str, ...]) -> None:
+    first = scan(store, day(0), {WEB: {LABELS: P}})
+    resource = _rendered("api", overlay, patches)
+    second = scan(store, day(1), {WEB: {LABELS: P}, resource: {LABELS: F}})
+    row = next(r for r in store.iter_run_results(second) if r.resource.name == "api")
+    assert (row.file, row.line, row.overlay, row.patches) == ("base/pod.yaml", 7, overlay, expected_patches)
+    plain = next(r for r in store.iter_run_results(second) if r.resource.name == "web")
+    assert (plain.overlay, plain.patches) == ("", ())
+    new = store.diff_runs(first, second).new
+    assert [(e.file, e.line, e.commit_sha, e.overlay) for e in new] == [("base/pod.yaml", 7, "c0ffee", overlay)]
