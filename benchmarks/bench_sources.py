@@ -82,7 +82,7 @@ def check(corpus: str, off: list[Resource], auto: list[Resource],
     rendered = collections.Counter()
     for r in auto:
         if r.provenance.rendered_by:
-            app = r.provenance.path.split("/overlays/")[0]
+            app = (r.provenance.overlay or r.provenance.path).split("/overlays/")[0]
             rendered[(app, r.identity.kind, r.identity.name)] += 1
     base = [e for e in expected if "/base/" in e["file"]]
     base_missing = [e for e in base
