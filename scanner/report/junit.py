@@ -32,6 +32,7 @@ def _case(suite: ET.Element, result: ResultRecord) -> None:
     case = ET.SubElement(suite, "testcase", attrs)
     message = xml_safe(result.message)
     where = xml_safe(f"{resource.source}: {resource.location}"
+                     + (f" ({resource.via})" if resource.overlay else "")
                      + (f" @ {resource.commit}" if resource.commit else ""))
     if result.status is RuleStatus.FAIL:
         node = ET.SubElement(case, "failure", {"message": message, "type": result.action.value})

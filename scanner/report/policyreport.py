@@ -84,6 +84,10 @@ def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, i
     }
     if resource.line is not None:
         properties["line"] = str(resource.line)
+    if resource.overlay:  # rendered: path and line are the base's; the overlay and patches that made it
+        properties["overlay"] = resource.overlay
+        if resource.patches:
+            properties["patches"] = ", ".join(resource.patches)
     if result.exception:
         properties["exceptions"] = exception_names(result.exception.split(", "))
     entry["properties"] = properties

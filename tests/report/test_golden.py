@@ -29,7 +29,7 @@ def test_render_report_is_deterministic(fmt: str, sample_data: ReportData,
     assert first == second
 
 
-OVERLAY_FORMATS = ("html", "json", "sarif")
+OVERLAY_FORMATS = ("html", "json", "sarif", "junit", "policy-report")
 
 
 @pytest.mark.parametrize("fmt", OVERLAY_FORMATS, ids=[f"{f}-overlay-run-matches-golden" for f in OVERLAY_FORMATS])
