@@ -63,6 +63,20 @@ class OriginLocator:
         patches = origin.patches if origin.patches is not None else self._patches(overlay, located[0], data)
         return Located(*located, overlay or ".", patches)
 
+    def error_line(self, kustomization: str, message: str) -> int:
+        """The line of ``kustomization`` holding the entry a kustomize error names (``... from
+        'entry'``, ``... file 'entry'``), else 1."""
+        try:
+            text = self.tree.read(os.path.join(self.tree.root, kustomization)).decode("utf-8", "replace")
+        except OSError:
+            return 1
+        for quoted, in_parentheses in re.findall(r"(?:from|file|path) '([^']+)'|from path\(([^)]+)\)", message):
+            name = (quoted or in_parentheses).rstrip("/")
+            for number, line in enumerate(text.splitlines(), 1):
+                if name and name in line and not line.lstrip().startswith("#"):
+                    return number
+        return 1
+
     def documents(self, path: str, keep_nodes: bool = False) -> list[YamlDocument]:
         key = (path, keep_nodes)
         cached = self._documents.get(key)

@@ -235,7 +235,7 @@ def _rendered(output: RenderOutput, kustomization: str, origin: Origin,
     if output.error is not None:
         stats.errors += 1
         yield ErrorRecord(origin.source, "render", f"kustomize failed: {output.error}",
-                          Location(kustomization, 1))
+                          Location(kustomization, locator.error_line(kustomization, output.error)))
         return
     for index, data in enumerate(output.documents):
         stats.documents += 1

@@ -146,6 +146,20 @@ COMPONENT = ("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
 PATCH_LABEL = "- {op: add, path: /metadata/labels, value: {tier: web}}\n"
 
 
+@pytest.mark.parametrize(("kustomization", "line"), [
+    pytest.param("resources:\n- ../base\n- missing.yaml\n", 3, id="missing-resource-located-at-its-entry"),
+    pytest.param("resources: [../base]\npatches:\n- path: gone.yaml\n", 3, id="missing-patch-located-at-its-entry"),
+    pytest.param("resources: [../base]\nunknownField: 1\n", 1, id="other-failure-located-at-the-file"),
+])
+def test_failing_overlay_error_is_located(tmp_path: Path, kustomization: str, line: int) -> None:
+    _write(tmp_path, {**BASE, "ok/kustomization.yaml": "resources: [../base]\n",
+                      "broken/kustomization.yaml": kustomization})
+    resources, errors = _scan(tmp_path)
+    assert [(e.kind, e.location.path, e.location.line) for e in errors] == [
+        ("render", "broken/kustomization.yaml", line)]
+    assert {r.provenance.overlay for r in resources} == {"ok"}
+
+
 @pytest.mark.parametrize(("files", "options", "overlays", "error_paths"), [
     pytest.param({"o/kustomization.yaml": "resources: [../base]\ncomponents: [../comp]\n",
                   "comp/kustomization.yaml": COMPONENT, "comp/p.yaml": PATCH_LABEL,
@@ -171,6 +185,7 @@ def test_entry_points(tmp_path: Path, files: dict[str, str], options: dict, over
     assert {r.provenance.overlay for r in resources} == overlays
     assert {e.location.path for e in errors} == error_paths
     assert all(e.kind == "render" and e.location.line == 1 for e in errors if e.location.path.endswith(".yaml"))
+    assert not any("scanner-kustomize-" in e.message for e in errors)  # kustomize's words about the overlay
     assert all(r.provenance.path == "base/app.yaml" for r in resources)
 
 
