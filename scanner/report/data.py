@@ -121,6 +121,21 @@ class PolicyInfo:
         return self.severity.value if self.severity is not None else UNSET_SEVERITY
 
 
+# what rendered a resource, when it was not a Kustomize overlay (whose entry is its folder):
+# a Helm chart ("chart web, values ...") or a GitOps object ("HelmRelease ns/name (file:line) ...")
+RENDERER_LABELS = ("chart ", "Kustomization ", "HelmRelease ", "Application ")
+
+
+def describe_via(overlay: str, patches: tuple[str, ...] = ()) -> str:
+    """``via overlay X`` (``, patched by A, B``) for a resource rendered from a Kustomize overlay,
+    ``via <what rendered it>`` for a chart or a GitOps entry point, ``""`` for a file read as it is."""
+    if not overlay:
+        return ""
+    patched = f", patched by {', '.join(patches)}" if patches else ""
+    what = overlay if overlay.startswith(RENDERER_LABELS) else f"overlay {overlay}"
+    return f"via {what}{patched}"
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceInfo:
     """A scanned resource and where it came from (``path`` is relative to its source).
@@ -145,10 +160,7 @@ class ResourceInfo:
     @property
     def via(self) -> str:
         """``via overlay X`` (``, patched by A, B``) for a rendered resource, else ``""``."""
-        if not self.overlay:
-            return ""
-        patched = f", patched by {', '.join(self.patches)}" if self.patches else ""
-        return f"via overlay {self.overlay}{patched}"
+        return describe_via(self.overlay, self.patches)
 
     @property
     def key(self) -> str:

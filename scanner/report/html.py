@@ -35,6 +35,7 @@ from scanner.report.data import (
     ReportData,
     ResourceInfo,
     ResultRecord,
+    describe_via,
 )
 from scanner.report.formatting import duration_text, iso_time, short_sha
 
@@ -117,7 +118,7 @@ class _FindingRows:
                     for r in group.findings)
                 source = self._resource(first.resource)[1]
                 overlays = group.overlays
-                vias = (f'<span class="via">via {len(overlays)} overlays: {e(", ".join(overlays))}</span>'
+                vias = (f'<span class="via">via {len(overlays)} entry points: {e(", ".join(overlays))}</span>'
                         if len(overlays) > 1 else self._via(first.resource))
             messages = "<br>".join(e(m) for m in dict.fromkeys(r.message for r in group.findings))
             exceptions = ", ".join(dict.fromkeys(r.exception for r in group.findings if r.exception))
@@ -175,7 +176,7 @@ def _environment() -> jinja2.Environment:
         bytecode_cache=_bytecode_cache(),
     )
     env.filters.update({"iso": iso_time, "duration": duration_text, "short": short_sha,
-                        "is_web_url": _is_web_url, "counted": _counted})
+                        "is_web_url": _is_web_url, "counted": _counted, "via": describe_via})
     return env
 
 

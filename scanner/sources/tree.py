@@ -159,7 +159,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
                 yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats, locator)
         entries = options.gitops
         for entry in [e for i, e in enumerate(entries) if shard.owns_block(i, len(entries))]:
-            yield from render_entry(entry, tree, origin, stats, options.render_timeout)
+            yield from render_entry(entry, tree, origin, stats, options.render_timeout, locator)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -123,10 +123,13 @@ def test_gitops_entry_points_render_what_the_controllers_deploy(platform: Path):
     release = resources[("Deployment/shop/shop-web-web", "charts/web/templates/deployment.yaml")]
     assert release.data["spec"]["replicas"] == 4  # values over valuesFrom
     assert release.data["spec"]["template"]["spec"]["containers"][0]["securityContext"] == {"privileged": True}
-    assert release.provenance.overlay == "HelmRelease flux-system/web (clusters/prod/releases.yaml:1)"
+    assert release.provenance.overlay == ("HelmRelease flux-system/web (clusters/prod/releases.yaml:1): "
+                                          "chart charts/web (release shop-web in shop)")
     debug = resources[("Deployment/debug/debug-web", "charts/web/templates/deployment.yaml")]
     assert debug.data["spec"]["replicas"] == 5  # an Argo CD parameter over the values file
-    assert debug.provenance.patches == ("charts/web/values-debug.yaml",)
+    assert debug.provenance.overlay.endswith("chart charts/web (release debug in debug, values "
+                                             "charts/web/values-debug.yaml)")
+    assert web.provenance.line == 1 and web.provenance.patches == ()
     assert ("Service/guests/guestbook-ui", "guestbook/ui.yaml") in resources  # destination namespace
     assert not any(name.startswith("ConfigMap/guests/not-deployed") for name, _ in resources)  # no recurse
     # the deployed folders are not read raw or rendered on their own as well

@@ -74,8 +74,7 @@ def test_helm_release_renders_templates_with_provenance(charts: Path):
     }  # the chart's test pod (helm.sh/hook: test) is not installed, so not scanned
     deployment = next(r for r in resources if r.identity.kind == "Deployment")
     assert deployment.provenance.rendered_by == "helm"
-    assert deployment.provenance.overlay == "web"
-    assert deployment.provenance.patches == ("web/values-debug.yaml",)
+    assert deployment.provenance.overlay == "chart web (release prod in apps, values web/values-debug.yaml)"
     container = deployment.data["spec"]["template"]["spec"]["containers"][0]
     assert container["securityContext"] == {"privileged": True}
     assert deployment.data["spec"]["replicas"] == 3

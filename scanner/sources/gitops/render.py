@@ -31,16 +31,17 @@ from scanner.sources.helm.charts import CHART_FILE, read_chart
 from scanner.sources.helm.releases import PlannedRelease, rendered_items
 from scanner.sources.helm.render import HelmNotFound, Release, find_helm, render_chart
 from scanner.sources.kustomize import KUSTOMIZATION_FILES, find_renderer, run_renderer
+from scanner.sources.kustomize_locate import OriginLocator
+from scanner.sources.kustomize_origin import take_origin
 from scanner.sources.paths import MANIFEST_SUFFIXES, glob_match, open_regular
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import YamlDocument, iter_documents
 
-ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
-
 
 def render_entry(entry: EntryPoint, tree: FileTree, origin: Origin, stats: SourceStats,
-                 timeout: float) -> Iterator[SourceItem]:
-    """The objects ``entry`` deploys from ``tree`` (the source it points into)."""
+                 timeout: float, locator: OriginLocator | None = None) -> Iterator[SourceItem]:
+    """The objects ``entry`` deploys from ``tree`` (the source it points into); ``locator``
+    finds the line defining each object a kustomization renders."""
     disk_root = tree.on_disk()
     root = os.path.realpath(disk_root)
     folder = os.path.realpath(os.path.join(root, entry.path))
@@ -61,7 +62,7 @@ def render_entry(entry: EntryPoint, tree: FileTree, origin: Origin, stats: Sourc
     if renderer == "helm":
         yield from _helm(entry, tree, root, origin, stats, timeout)
     elif renderer == "kustomize":
-        yield from _kustomize(entry, root, folder, origin, stats, timeout)
+        yield from _kustomize(entry, root, folder, origin, stats, timeout, locator)
     else:
         yield from _directory(entry, root, folder, origin, stats)
 
@@ -100,7 +101,7 @@ def _helm(entry: EntryPoint, tree: FileTree, root: str, origin: Origin, stats: S
 
 
 def _kustomize(entry: EntryPoint, root: str, folder: str, origin: Origin, stats: SourceStats,
-               timeout: float) -> Iterator[SourceItem]:
+               timeout: float, locator: OriginLocator | None) -> Iterator[SourceItem]:
     command = find_renderer("auto")
     if command is None:
         stats.errors += 1
@@ -132,12 +133,19 @@ def _kustomize(entry: EntryPoint, root: str, folder: str, origin: Origin, stats:
             yield _error(entry, origin, f"renderer output is not valid YAML: {exc}")
             return
         counts: dict[str, int] = {}
+        kustomization = next((posixpath.join(entry.path, f) for f in KUSTOMIZATION_FILES
+                              if os.path.isfile(os.path.join(folder, f))), entry.path or ".")
         for data in documents:
             stats.documents += 1
-            path = _take_origin(data, work, root) or entry.path or "."
+            render_origin = take_origin(data, work, root, kustomization)
             if entry.substitute is not None:
                 data = substitute_object(data, dict(entry.substitute))
-            yield from _item(entry, data, path, counts, origin, stats)
+            if locator is None:
+                yield from _item(entry, data, render_origin.path, counts, origin, stats)
+                continue
+            where = locator.locate(entry.path, kustomization, render_origin, data)
+            yield from _item(entry, data, where.path, counts, origin, stats, where.line, where.patches,
+                             where.document)
 
 
 def _resources(folder: str, work: str) -> list[str]:
@@ -165,27 +173,6 @@ def _is_manifest(path: str) -> bool:
     except (OSError, ManifestError):
         return True  # kustomize reports it
     return any(isinstance(d, dict) and d.get("apiVersion") and d.get("kind") for d in docs)
-
-
-def _take_origin(data: Any, work: str, root: str) -> str | None:
-    """The source-relative file kustomize's origin annotation names (the annotation removed)."""
-    if not isinstance(data, dict):
-        return None
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
-    text = annotations.pop(ORIGIN_ANNOTATION, None)
-    if annotations == {} and "annotations" in metadata:
-        del metadata["annotations"]
-    if not text:
-        return None
-    try:
-        path = (yaml.safe_load(text) or {}).get("path")
-    except yaml.YAMLError:
-        return None
-    if not isinstance(path, str):
-        return None
-    absolute = os.path.realpath(os.path.join(work, path))
-    return os.path.relpath(absolute, root) if os.path.commonpath([absolute, root]) == root else None
 
 
 def _directory(entry: EntryPoint, root: str, folder: str, origin: Origin,
@@ -223,15 +210,15 @@ def _argo_glob(patterns: str, relpath: str) -> bool:
 
 
 def _item(entry: EntryPoint, data: Any, path: str, counts: dict[str, int], origin: Origin, stats: SourceStats,
-          line: int | None = None) -> Iterator[SourceItem]:
+          line: int | None = None, patches: tuple[str, ...] = (), document: int | None = None) -> Iterator[SourceItem]:
     if isinstance(data, dict) and entry.namespace:
         kind, metadata = data.get("kind"), data.get("metadata")
         if isinstance(kind, str) and isinstance(metadata, dict) and not metadata.get("namespace") \
                 and not is_cluster_scoped(kind):
             metadata["namespace"] = entry.namespace
     index = counts[path] = counts.get(path, -1) + 1
-    item = resource_from_document(YamlDocument(data, path, index, line or 0), path, origin, stats, entry.declared.kind,
-                                  overlay=entry.label)
+    item = resource_from_document(YamlDocument(data, path, index if document is None else document, line or 0), path,
+                                  origin, stats, entry.declared.kind, overlay=entry.label, patches=patches)
     if item is not None:
         yield item
 

@@ -104,6 +104,7 @@ def rendered_items(output: ChartOutput, planned: PlannedRelease, origin: Origin,
         where = Location(posixpath.join(chart.folder, at[0]), at[1]) if at else Location(chart.chart_file, 1)
         yield ErrorRecord(origin.source, "render", f"helm template failed: {output.error}", where)
         return
+    label = release_label(planned, via)
     counts: dict[str, int] = {}
     for obj in output.objects:
         stats.documents += 1
@@ -113,9 +114,18 @@ def rendered_items(output: ChartOutput, planned: PlannedRelease, origin: Origin,
         path = posixpath.join(chart.folder, obj.template)
         index = counts[path] = counts.get(path, -1) + 1
         item = resource_from_document(YamlDocument(data, path, index, obj.line), path, origin, stats, "helm",
-                                      overlay=via or chart.folder or ".", patches=planned.values_shown)
+                                      overlay=label)
         if item is not None:
             yield item
+
+
+def release_label(planned: PlannedRelease, via: str | None = None) -> str:
+    """What rendered a chart's objects, as reports show it: ``chart web (release shop in apps,
+    values web/values-prod.yaml)``, after the GitOps object that deployed it if one did."""
+    release = planned.release
+    values = f", values {', '.join(planned.values_shown)}" if planned.values_shown else ""
+    chart = f"chart {planned.chart.folder or '.'} (release {release.name} in {release.namespace}{values})"
+    return f"{via}: {chart}" if via else chart
 
 
 def _in_release_namespace(data: dict, namespace: str) -> None:
