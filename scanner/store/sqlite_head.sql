@@ -1,4 +1,4 @@
--- The SQLite schema at revision 0007, as the migrations create it.
+-- The SQLite schema at revision 0008, as the migrations create it.
 -- A new SQLite database is made from this file; written by scripts/write_sqlite_schema.py,
 -- checked against the migrations by tests/store/test_schema.py.
 

@@ -5,8 +5,8 @@ A resource rendered from a Kustomize overlay is observed at the file and line th
 (``overlay``) and the patch files that changed the resource (``patches``, one a line). Both
 are empty for a resource read from a file as it is. Adding nullable columns changes no row.
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-28
 """
 
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007"
-down_revision: str | None = "0006"
+revision: str = "0008"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
