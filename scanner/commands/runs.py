@@ -143,3 +143,32 @@ def _describe(detail: RunDetail) -> str:
                  f"commit {source.commit_sha[:12] or '-'}"]
         lines.append("  " + " ".join(p for p in parts if p) + f": {state}")
     return "\n".join(lines)
+
+
+@runs.command("verify")
+@click.option("--from", "from_run", type=click.IntRange(min=1), default=None,
+              help="Start at this run (taking the link of the run before it as given).")
+@database_options
+def verify(from_run: int | None, database_url: str | None, config_path: str | None) -> int:
+    """Check the hash chain of finished runs against the stored rows.
+
+    Exits 0 when every run's content and link still match what was recorded when it finished;
+    else names the first run that does not, and what changed, and exits 1.
+    """
+    with open_store(database_url, config_path) as store:
+        verdict = store.verify_chain(from_run=from_run)
+    start = ("the start of the chain" if verdict.anchor.run_id is None or from_run is not None
+             else f"the anchor left by pruning run {verdict.anchor.run_id}")
+    if verdict.broken is not None:
+        broken = verdict.broken
+        what = f"{', '.join(broken.parts)} changed" if broken.parts else broken.problem
+        click.echo(f"run {broken.run_id}: {what}: {broken.detail}")
+        click.echo(f"chain broken at run {broken.run_id} ({verdict.checked} runs before it verified, "
+                   f"from {start})", err=True)
+        return 1
+    if not verdict.checked:
+        click.echo("chain verified: no finished runs in it yet")
+        return 0
+    click.echo(f"chain verified: {verdict.checked} runs, run {verdict.first_run_id} to run "
+               f"{verdict.last_run_id}, from {start}\nhead {verdict.head_digest}")
+    return 0

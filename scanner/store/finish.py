@@ -1,4 +1,5 @@
-"""Ending a run in one transaction: tallies, counts, finding lifecycles, the status flip.
+"""Ending a run in one transaction: tallies, counts, finding lifecycles, the status flip, and
+the run's link in the hash chain of runs (``scanner.store.chain``).
 
 Findings are kept for sources the run scanned without error. A finding is a
 (resource, check) failing with a status in ``FINDING_STATUSES``; it is opened the first run
@@ -29,6 +30,7 @@ from sqlalchemy import Connection, Integer, bindparam, select, text
 from scanner.errors import StoreError
 from scanner.store import tables as t
 from scanner.store.bulk import copy_rows
+from scanner.store.chain import link_run
 from scanner.store.liveness import utc_now
 from scanner.store.records import COMPLETED_STATUSES, FINDING_STATUSES, NOT_EVALUATED, EndReason, RunStatus
 from scanner.store.tables import UTCDateTime
@@ -150,6 +152,7 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
     if big:
         _analyze(connection, "findings", "run_tallies", "run_policy_tallies", "run_sources", "run_policies",
                  "sources", "checks", "policies")
+    link_run(connection, run_id)  # last: the chain's head stays locked until the commit
 
 
 def _policy_tallies(tallies: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

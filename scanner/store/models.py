@@ -212,3 +212,34 @@ class Lock(Base):
     owner_pid: Mapped[int]
     acquired_at: Mapped[datetime]
     expires_at: Mapped[datetime]
+
+
+class RunChainLink(Base):
+    """A finished run's link in the hash chain of runs (``scanner.store.chain``)."""
+
+    __table__ = tables.run_chain
+
+    position: Mapped[int]
+    run_id: Mapped[int]
+    previous_run_id: Mapped[int | None]
+    version: Mapped[int]
+    run_digest: Mapped[str]
+    sources_digest: Mapped[str]
+    policies_digest: Mapped[str]
+    results_digest: Mapped[str]
+    errors_digest: Mapped[str]
+    content_digest: Mapped[str]
+    chain_digest: Mapped[str]
+    pruned_at: Mapped[datetime | None]
+
+
+class ChainAnchor(Base):
+    """The last link retention deleted: where the chain of runs starts."""
+
+    __table__ = tables.chain_anchors
+
+    anchor_id: Mapped[int]
+    run_id: Mapped[int]
+    position: Mapped[int]
+    chain_digest: Mapped[str]
+    pruned_at: Mapped[datetime]

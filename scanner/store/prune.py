@@ -1,4 +1,9 @@
-"""Retention: delete finished runs older than N days and what only they referenced."""
+"""Retention: delete finished runs older than N days and what only they referenced.
+
+The hash chain of runs stays verifiable: the links of deleted runs at its start go, the last
+of them kept as its anchor; those of other deleted runs stay, marked pruned
+(``scanner.store.chain.retire``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, bindparam, select, text
 
 from scanner.store import tables as t
+from scanner.store.chain import retire
 from scanner.store.records import COMPLETED_STATUSES, RunStatus
 from scanner.store.tables import UTCDateTime
 from scanner.store.views import PruneResult
@@ -61,7 +67,9 @@ def discard_partial(connection: Connection, run_ids: list[int]) -> int:
 
 def discard_unfinished(connection: Connection) -> int:
     """``discard_partial`` for every failed or interrupted run that still has rows."""
-    unfinished = select(t.runs.c.run_id).where(t.runs.c.status.in_(UNFINISHED))
+    # a run that finished as failed is part of the chain of runs: its rows are its record
+    unfinished = select(t.runs.c.run_id).where(t.runs.c.status.in_(UNFINISHED),
+                                               t.runs.c.run_id.not_in(select(t.run_chain.c.run_id)))
     with_rows = list(connection.execute(
         select(t.resource_observations.c.run_id).distinct()
         .where(t.resource_observations.c.run_id.in_(unfinished))
@@ -76,6 +84,7 @@ def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
     old = list(connection.execute(
         select(t.runs.c.run_id).where(t.runs.c.started_at < cutoff, t.runs.c.status != RunStatus.RUNNING)
     ).scalars())
+    retire(connection, old)  # their links in the chain of runs
     discarded = discard_unfinished(connection)
     findings = connection.execute(text(
         "DELETE FROM findings WHERE resolved_at IS NOT NULL AND resolved_at < :cutoff"

@@ -27,7 +27,7 @@ from scanner.store.tables import VERSION_TABLE
 if TYPE_CHECKING:
     from alembic.config import Config
 
-HEAD_REVISION = "0008"
+HEAD_REVISION = "0009"
 """The newest revision in ``migrations/`` (a test keeps them equal): a database at it is
 opened without loading Alembic."""
 

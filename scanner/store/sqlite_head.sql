@@ -1,4 +1,4 @@
--- The SQLite schema at revision 0008, as the migrations create it.
+-- The SQLite schema at revision 0009, as the migrations create it.
 -- A new SQLite database is made from this file; written by scripts/write_sqlite_schema.py,
 -- checked against the migrations by tests/store/test_schema.py.
 
@@ -247,3 +247,30 @@ CREATE TABLE "runs" (
 CREATE INDEX ix_runs_started_at ON runs (started_at);
 
 CREATE INDEX ix_runs_status ON runs (status);
+
+CREATE TABLE run_chain (
+	position INTEGER NOT NULL, 
+	run_id INTEGER NOT NULL, 
+	previous_run_id INTEGER, 
+	version INTEGER NOT NULL, 
+	run_digest VARCHAR(80) NOT NULL, 
+	sources_digest VARCHAR(80) NOT NULL, 
+	policies_digest VARCHAR(80) NOT NULL, 
+	results_digest VARCHAR(80) NOT NULL, 
+	errors_digest VARCHAR(80) NOT NULL, 
+	content_digest VARCHAR(80) NOT NULL, 
+	chain_digest VARCHAR(80) NOT NULL, 
+	pruned_at DATETIME, 
+	CONSTRAINT pk_run_chain PRIMARY KEY (position)
+);
+
+CREATE INDEX ix_run_chain_run_id ON run_chain (run_id);
+
+CREATE TABLE chain_anchors (
+	anchor_id INTEGER NOT NULL, 
+	run_id INTEGER NOT NULL, 
+	position INTEGER NOT NULL, 
+	chain_digest VARCHAR(80) NOT NULL, 
+	pruned_at DATETIME NOT NULL, 
+	CONSTRAINT pk_chain_anchors PRIMARY KEY (anchor_id)
+);

@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from sqlalchemy.engine import URL
 
 from scanner.engine.types import RuleStatus
-from scanner.store import diff, history, reporting, runs, schema, summary
+from scanner.store import chain, chain_verify, diff, history, reporting, runs, schema, summary
 from scanner.store import prune as retention
 from scanner.store.connect import (
     create_store_engine,
@@ -178,6 +178,17 @@ class Store:
     def previous_run_id(self, run_id: int) -> int | None:
         with self._read(f"find the run before {run_id}") as c:
             return runs.previous_run_id(c, run_id)
+
+    # -- the chain of runs -----------------------------------------------------------------
+    def verify_chain(self, *, from_run: int | None = None) -> chain_verify.ChainVerdict:
+        """Recompute the hash chain of runs from the stored rows (from ``from_run`` on)."""
+        with self._read("verify the chain of runs") as c:
+            return chain_verify.verify_chain(c, from_run)
+
+    def chain_link(self, run_id: int) -> chain.ChainLink | None:
+        """The run's link in the chain (None for a run that did not finish)."""
+        with self._read(f"read the chain link of run {run_id}") as c:
+            return chain.find_link(c, run_id)
 
     # -- counts, diffs, history ------------------------------------------------------------
     def summarize_run(self, run_id: int) -> RunSummary:

@@ -292,3 +292,35 @@ locks = Table(
     _required("acquired_at", UTCDateTime),
     _required("expires_at", UTCDateTime),
 )
+
+# A finished run's link in the hash chain of runs (see ``scanner.store.chain``): the digests of
+# its stored content, part by part, and of the chain up to it. No foreign key: the record is
+# evidence about the run's rows, and outlives them if they are deleted other than by retention.
+# Keyed by position: SQLite gives a new run the id of the newest run if that one was deleted,
+# and the link of a pruned run may stay (marked pruned) after its id is given again.
+run_chain = Table(
+    "run_chain", metadata,
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    _required("run_id", Integer, index=True),
+    _optional("previous_run_id", Integer),
+    _required("version", Integer),
+    _required("run_digest", String(80)),
+    _required("sources_digest", String(80)),
+    _required("policies_digest", String(80)),
+    _required("results_digest", String(80)),
+    _required("errors_digest", String(80)),
+    _required("content_digest", String(80)),
+    _required("chain_digest", String(80)),
+    # set when retention deleted the run's rows but not its link (a run chained after one kept)
+    _optional("pruned_at", UTCDateTime),
+)
+
+# Where the chain starts after retention deleted its first runs: the last pruned run's link.
+chain_anchors = Table(
+    "chain_anchors", metadata,
+    Column("anchor_id", Integer, primary_key=True),
+    _required("run_id", Integer),
+    _required("position", Integer),
+    _required("chain_digest", String(80)),
+    _required("pruned_at", UTCDateTime),
+)

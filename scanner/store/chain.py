@@ -1,0 +1,237 @@
+"""The hash chain of finished runs: each run's canonical content digest, linked to the run before.
+
+When a run finishes, its stored rows are read in a fixed order and streamed into SHA-256 in a
+versioned canonical form (``CANONICAL_VERSION``), one digest per part:
+
+- ``run``: its id, trigger, status, start and finish times, scanner version, config digest
+  and counts;
+- ``sources``: each source it saw (name, type, URL, ref, commit, commit time, error), by name;
+- ``policies``: each policy it evaluated (kind, namespace, name, digest, title, category,
+  severity, description, failure action, scored), by identity and digest;
+- ``results``: each result with its resource's identity (source, apiVersion, kind, namespace,
+  name), where it was found (file, document, item, line, commit), its check (policy kind,
+  namespace, name, policy digest, rule), status, action, message and path; the policy
+  exceptions that applied are in the skip results' messages;
+- ``errors``: each error record (source, kind, path, line, message).
+
+Each row is one line of JSON (a list, no whitespace, UTF-8). The content digest is the
+SHA-256 of the version and the part digests; the chain digest is the SHA-256 of the version,
+the previous link's chain digest, the run's id, its position and its content digest. Runs are
+chained in the order they finish (the chain's head is locked while a finish links to it).
+
+The form is defined over the stored rows, not a rendered report, so a run recorded under this
+version keeps verifying when report formats change; a new form gets a new version number, and
+each record says which version digests it.
+
+Retention deletes the links of the runs it deletes from the start of the chain, and keeps the
+last of them as the chain's anchor (``chain_anchors``): the first remaining run links to it.
+An old run chained after a run that is kept (it finished later) loses its rows but keeps its
+link, marked pruned, until the runs before it go too: the chain links through it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Select, delete, func, insert, select, update
+
+from scanner.store import tables as t
+from scanner.store.liveness import utc_now
+
+CANONICAL_VERSION = 1
+PARTS = ("run", "sources", "policies", "results", "errors")
+"""The parts of a run's canonical content, in the order the content digest takes them."""
+
+GENESIS = ""
+"""The chain digest before the first run (and before an anchor exists)."""
+
+STREAM_BATCH = 5_000
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """A run's record in the chain: its position, the run it follows, its digests."""
+
+    run_id: int
+    position: int
+    previous_run_id: int | None
+    version: int
+    parts: dict[str, str]
+    content_digest: str
+    chain_digest: str
+    pruned: bool = False  # its rows deleted by retention: its content is no longer checked
+
+
+@dataclass(frozen=True, slots=True)
+class ChainAnchor:
+    """The last pruned run's link: where the chain starts after retention."""
+
+    run_id: int | None
+    position: int
+    chain_digest: str
+
+
+START = ChainAnchor(run_id=None, position=0, chain_digest=GENESIS)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _digest_rows(connection: Connection, query: Select[Any]) -> str:
+    """``sha256:<hex>`` of the query's rows, each one line of canonical JSON, streamed."""
+    digest = hashlib.sha256()
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    stream = connection.execute(query.execution_options(yield_per=STREAM_BATCH))  # (not the connection's)
+    for row in stream:
+        digest.update(dumps([_plain(value) for value in row]).encode("utf-8"))
+        digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+def _queries(run_id: int) -> dict[str, Select[Any]]:
+    """The statements that read each part of the run's canonical content (version 1)."""
+    r, rs, s, p, rp = t.runs, t.run_sources, t.sources, t.policies, t.run_policies
+    res, o, c, rsc, e = t.results, t.resource_observations, t.checks, t.resources, t.scan_errors
+    result_policy = p.alias("result_policy")
+    result_source = s.alias("result_source")
+    return {
+        "run": select(r.c.run_id, r.c.trigger, r.c.status, r.c.started_at, r.c.finished_at,
+                      r.c.scanner_version, r.c.config_digest, r.c.resource_count, r.c.result_count,
+                      r.c.pass_count, r.c.fail_count, r.c.warn_count, r.c.error_count, r.c.skip_count,
+                      r.c.error_record_count).where(r.c.run_id == run_id),
+        "sources": select(s.c.name, s.c.type, rs.c.url, rs.c.ref, rs.c.commit_sha, rs.c.commit_at, rs.c.error)
+        .join(s, s.c.source_id == rs.c.source_id).where(rs.c.run_id == run_id).order_by(s.c.name),
+        "policies": select(p.c.kind, p.c.namespace, p.c.name, p.c.digest, p.c.title, p.c.category,
+                           p.c.severity, p.c.description, p.c.failure_action, p.c.scored)
+        .join(p, p.c.policy_id == rp.c.policy_id).where(rp.c.run_id == run_id)
+        .order_by(p.c.kind, p.c.namespace, p.c.name, p.c.digest),
+        "results": select(result_source.c.name, rsc.c.api_version, rsc.c.kind, rsc.c.namespace, rsc.c.name,
+                          o.c.path, o.c.document_index, o.c.item_index, o.c.line, o.c.commit_sha,
+                          c.c.policy_kind, c.c.policy_namespace, c.c.policy_name, result_policy.c.digest,
+                          c.c.rule, res.c.status, res.c.action, res.c.message, res.c.path)
+        .select_from(res)
+        .join(o, o.c.observation_id == res.c.observation_id)
+        .join(rsc, rsc.c.resource_id == res.c.resource_id)
+        .join(result_source, result_source.c.source_id == rsc.c.source_id)
+        .join(c, c.c.check_id == res.c.check_id)
+        .join(result_policy, result_policy.c.policy_id == res.c.policy_id)
+        .where(res.c.run_id == run_id).order_by(res.c.observation_id, res.c.check_id),
+        "errors": select(s.c.name, e.c.kind, e.c.path, e.c.line, e.c.message)
+        .outerjoin(s, s.c.source_id == e.c.source_id).where(e.c.run_id == run_id).order_by(e.c.error_id),
+    }
+
+
+def content_parts(connection: Connection, run_id: int) -> dict[str, str] | None:
+    """The digest of each part of the run's stored content; None when the run has no row."""
+    if connection.execute(select(t.runs.c.run_id).where(t.runs.c.run_id == run_id)).first() is None:
+        return None
+    return {name: _digest_rows(connection, query) for name, query in _queries(run_id).items()}
+
+
+def _sha(*fields: object) -> str:
+    return "sha256:" + hashlib.sha256("\n".join(str(f) for f in fields).encode("utf-8")).hexdigest()
+
+
+def content_digest(parts: dict[str, str], version: int = CANONICAL_VERSION) -> str:
+    """The run's content digest: the version and its part digests, in ``PARTS`` order."""
+    return _sha(f"scanner-run-content/v{version}", *(f"{name}:{parts[name]}" for name in PARTS))
+
+
+def chain_digest(previous: str, run_id: int, position: int, content: str,
+                 version: int = CANONICAL_VERSION) -> str:
+    """The link's digest: the previous link's, the run's id and position, its content digest."""
+    return _sha(f"scanner-run-chain/v{version}", previous, run_id, position, content)
+
+
+def _link(row: Any) -> ChainLink:
+    return ChainLink(run_id=row.run_id, position=row.position, previous_run_id=row.previous_run_id,
+                     version=row.version, parts={name: getattr(row, f"{name}_digest") for name in PARTS},
+                     content_digest=row.content_digest, chain_digest=row.chain_digest,
+                     pruned=row.pruned_at is not None)
+
+
+def read_links(connection: Connection) -> list[ChainLink]:
+    """Every link of the chain, in chain order."""
+    return [_link(row) for row in connection.execute(select(t.run_chain).order_by(t.run_chain.c.position))]
+
+
+def find_link(connection: Connection, run_id: int) -> ChainLink | None:
+    row = connection.execute(select(t.run_chain).where(t.run_chain.c.run_id == run_id)
+                             .order_by(t.run_chain.c.position.desc()).limit(1)).first()
+    return _link(row) if row is not None else None
+
+
+def read_anchor(connection: Connection) -> ChainAnchor:
+    """The chain's anchor, or ``START`` when no chained run was pruned."""
+    row = connection.execute(select(t.chain_anchors).where(t.chain_anchors.c.anchor_id == 1)).first()
+    if row is None:
+        return START
+    return ChainAnchor(run_id=row.run_id, position=row.position, chain_digest=row.chain_digest)
+
+
+def link_run(connection: Connection, run_id: int) -> ChainLink:
+    """Record the run's link at the head of the chain (in the transaction that finishes it).
+
+    The content is read first; the head is then locked (PostgreSQL: the chain table, which
+    readers may still read; SQLite: the write transaction already excludes other writers),
+    so concurrent finishes link one after the other.
+    """
+    parts = content_parts(connection, run_id)
+    if parts is None:
+        raise ValueError(f"run {run_id} has no row to chain")
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql("LOCK TABLE run_chain IN EXCLUSIVE MODE")
+    head = connection.execute(select(t.run_chain.c.run_id, t.run_chain.c.position, t.run_chain.c.chain_digest)
+                              .order_by(t.run_chain.c.position.desc()).limit(1)).first()
+    previous = ChainAnchor(*head) if head is not None else read_anchor(connection)
+    content = content_digest(parts)
+    position = previous.position + 1
+    link = ChainLink(run_id=run_id, position=position, previous_run_id=previous.run_id,
+                     version=CANONICAL_VERSION, parts=parts, content_digest=content,
+                     chain_digest=chain_digest(previous.chain_digest, run_id, position, content))
+    connection.execute(insert(t.run_chain).values(
+        run_id=run_id, position=position, previous_run_id=previous.run_id, version=CANONICAL_VERSION,
+        content_digest=content, chain_digest=link.chain_digest,
+        **{f"{name}_digest": digest for name, digest in parts.items()}))
+    return link
+
+
+def retire(connection: Connection, old: Sequence[int]) -> None:
+    """Before retention deletes the ``old`` runs: the links of the chain's first runs, as far as
+    every one is old (or pruned already), are deleted and the last of them kept as the chain's
+    anchor; the links of the other old runs (chained after a run that is kept) stay, marked
+    pruned, so the chain still links through them."""
+    wanted = set(old)
+    links = connection.execute(select(t.run_chain.c.run_id, t.run_chain.c.position, t.run_chain.c.chain_digest,
+                                      t.run_chain.c.pruned_at).order_by(t.run_chain.c.position)).all()
+    prefix = 0
+    while prefix < len(links) and (links[prefix].run_id in wanted or links[prefix].pruned_at is not None):
+        prefix += 1
+    now = utc_now()
+    if prefix:
+        last = links[prefix - 1]
+        connection.execute(delete(t.chain_anchors))
+        connection.execute(insert(t.chain_anchors).values(anchor_id=1, run_id=last.run_id, position=last.position,
+                                                          chain_digest=last.chain_digest, pruned_at=now))
+    gone = [link.position for link in links[:prefix]]
+    marked = [link.position for link in links[prefix:] if link.run_id in wanted and link.pruned_at is None]
+    for start in range(0, max(len(gone), len(marked)), 500):
+        if gone[start:start + 500]:
+            connection.execute(delete(t.run_chain).where(t.run_chain.c.position.in_(gone[start:start + 500])))
+        if marked[start:start + 500]:
+            connection.execute(update(t.run_chain).where(t.run_chain.c.position.in_(marked[start:start + 500]))
+                               .values(pruned_at=now))
+
+
+def chain_length(connection: Connection) -> int:
+    return connection.execute(select(func.count()).select_from(t.run_chain)).scalar_one()
