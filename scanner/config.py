@@ -92,12 +92,23 @@ class HelmConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SigningKeyConfig:
+    """Where the key that signs the audit reports is read from: a PEM file, or an environment
+    variable holding the PEM text (the config names it; the key itself is never in the config)."""
+
+    file: str | None = None
+    env: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ReportsConfig:
-    """Where the reports of each scan are written, in which formats, with how many runs of trend."""
+    """Where the reports of each scan are written, in which formats, with how many runs of trend;
+    the key that signs its audit reports, if any."""
 
     out: str = "reports"
     formats: tuple[str, ...] = ("html", "json")
     history: int = 30
+    signing_key: SigningKeyConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +322,18 @@ def _known_timezone(name: str) -> bool:
     return True
 
 
+def _signing_key(r: _Reader, raw: object) -> SigningKeyConfig | None:
+    if raw is None:
+        return None
+    keys: list[str | int] = ["reports", "signing_key"]
+    entry = r.mapping(raw, keys, {"file", "env"})
+    if ("file" in entry) == ("env" in entry):
+        raise r.fail(keys, "needs exactly one of file (a PEM file) or env (an environment variable)")
+    if "file" in entry:
+        return SigningKeyConfig(file=r.path(r.string(entry["file"], [*keys, "file"], required=True) or ""))
+    return SigningKeyConfig(env=r.string(entry["env"], [*keys, "env"], required=True))
+
+
 def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Config:
     """Read and check a config file; ``env`` (default ``os.environ``) supplies overrides."""
     env = os.environ if env is None else env
@@ -400,7 +423,7 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
     values = r.string(top.get("values"), ["values"])
     exceptions = tuple(r.path(x) for x in r.strings(top.get("exceptions"), ["exceptions"]))
 
-    rep = r.mapping(top.get("reports"), ["reports"], {"out", "formats", "history"})
+    rep = r.mapping(top.get("reports"), ["reports"], {"out", "formats", "history", "signing_key"})
     formats = r.strings(rep.get("formats"), ["reports", "formats"]) if "formats" in rep else ("html", "json")
     for j, fmt in enumerate(formats):
         if fmt not in REPORT_FORMATS:
@@ -409,6 +432,7 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         out=r.path(r.string(rep.get("out"), ["reports", "out"]) or "reports"),
         formats=formats,
         history=r.integer(rep.get("history"), ["reports", "history"], 30, 1) or 30,
+        signing_key=_signing_key(r, rep.get("signing_key")),
     )
 
     schedule = []

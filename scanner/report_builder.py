@@ -165,6 +165,7 @@ class RunOutcome:
     new_findings: list[ResultChange]
     resolved_findings: list[ResultChange]
     trend: list[TrendPoint]
+    chain_digest: str = ""
 
 
 def read_run_outcome(store: Store, run_id: int, *, findings_only: bool = False, history: int = 30) -> RunOutcome:
@@ -176,9 +177,10 @@ def read_run_outcome(store: Store, run_id: int, *, findings_only: bool = False, 
         diff = store.diff_runs(previous, run_id)
         new = [_change(e) for e in diff.new]
         resolved = [_change(e) for e in diff.resolved]
+    link = store.chain_link(run_id)
     return RunOutcome(detail=store.get_run(run_id), summary=store.summarize_run(run_id) if findings_only else None,
                       previous_run_id=previous, new_findings=new, resolved_findings=resolved,
-                      trend=_trend(store, run_id, history))
+                      trend=_trend(store, run_id, history), chain_digest=link.chain_digest if link else "")
 
 
 def build_report_data(store: Store, run_id: int, *, history: int = 30, findings_only: bool = False) -> ReportData:
@@ -204,6 +206,7 @@ def report_data(read: RunResults, outcome: RunOutcome) -> ReportData:
                                  commit_time=s.commit_at, error=s.error) for s in outcome.detail.sources),
         policy_set_digest="sha256:" + sha256(digest_source.encode()).hexdigest(),
         resources=run.resources, documents=outcome.detail.documents,
+        chain_digest=outcome.chain_digest,
     )
     # each policy's rules that gave results: from the results when all are read, else from the run's tallies
     rules: dict[str, dict[str, None]] = defaultdict(dict)
@@ -295,7 +298,28 @@ def render_configured_reports(store: Store, run_id: int, config: Config, parts: 
     except OSError as e:
         raise ReportError(f"cannot create the reports folder: {e.strerror or type(e).__name__}",
                           Location(path=str(out))) from e
-    return [str(path) for path in render_reports(data, config.reports.formats, out, written)], data
+    paths = render_reports(data, config.reports.formats, out, written)
+    return [str(path) for path in paths] + sign_configured_reports(data, config, paths, written), data
+
+
+def sign_configured_reports(data: ReportData, config: Config, paths: list[Path],
+                            written: Callable[[str, str], None] | None = None) -> list[str]:
+    """With a signing key in the config: sign the audit reports among ``paths`` (the reports
+    written, in the order of the config's formats); the signature files written (``written`` is
+    told each, as the format's ``signature``), none without a key."""
+    key_source = config.reports.signing_key
+    audit = [(fmt, path) for path, fmt in zip(paths, config.reports.formats, strict=True) if fmt.startswith("audit-")]
+    if key_source is None or not audit:
+        return []
+    from scanner.report.signing import read_signing_key, write_signature  # (cryptography: only to sign)
+
+    key = read_signing_key(file=key_source.file, env=key_source.env)
+    signatures = []
+    for fmt, path in audit:
+        signatures.append(str(write_signature(path, data, key)))
+        if written is not None:
+            written(f"{fmt} signature", signatures[-1])
+    return signatures
 
 
 def read_configured_results(store: Store, run_id: int, config: Config) -> RunResults:

@@ -105,8 +105,11 @@ def show(run: str, output: str, database_url: str | None, config_path: str | Non
             raise click.BadParameter(f"{run!r} is not a run id or 'latest'", param_hint="RUN")
         detail = store.get_run(run_id)
         summary = store.summarize_run(run_id)
+        link = store.chain_link(run_id)
+    chain = link.chain_digest if link is not None else None
     if output == "json":
         data = run_json(detail.run)
+        data["chain_digest"] = chain
         data["sources"] = _plain([dataclasses.asdict(s) for s in detail.sources])
         data["policies"] = detail.policies
         data["policies_not_evaluated"] = detail.not_evaluated
@@ -116,6 +119,8 @@ def show(run: str, output: str, database_url: str | None, config_path: str | Non
         click.echo(json.dumps(data, indent=2))
         return
     click.echo(_describe(detail))
+    if chain:
+        click.echo(f"\nchain: {chain}")
     for title, groups in (("by severity", summary.by_severity),
                           ("by source", summary.by_source)):
         if groups:

@@ -52,6 +52,8 @@ def audit_document(data: ReportData) -> dict[str, Any]:
         "not_evaluated": [not_evaluated_document(e) for e in data.not_evaluated],
         "matrix": [result_document(r, with_policy=True) for r in data.results],
     }
+    if data.run.chain_digest:  # the run's link in the store's chain of runs (``scanner runs verify``)
+        document["chain_digest"] = data.run.chain_digest
     document[DIGEST_KEY] = audit_content_digest(document)
     return document
 

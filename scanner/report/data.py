@@ -92,6 +92,7 @@ class RunInfo:
     # documents it read, as ``scanner runs`` shows them (None when not known)
     resources: int | None = None
     documents: int | None = None
+    chain_digest: str = ""  # the run's link in the store's hash chain of runs ("" when not chained)
 
     @property
     def duration_seconds(self) -> float | None:

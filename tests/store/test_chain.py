@@ -92,6 +92,8 @@ def test_chain_verify_untouched_runs_pass(store: Store, database_url: str,
     links = [store.chain_link(run) for run in (first, middle, last)]
     assert [(link.position, link.previous_run_id) for link in links if link] == [
         (1, None), (2, first), (3, middle)]
+    assert main(["runs", "show", str(last), "--database", database_url]) == 0
+    assert f"\nchain: {head.chain_digest}\n" in capsys.readouterr().out
 
 
 def test_chain_verify_from_a_run_after_the_tampered_one(store: Store, database_url: str,
