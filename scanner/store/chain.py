@@ -5,19 +5,23 @@ versioned canonical form (``CANONICAL_VERSION``), one digest per part:
 
 - ``run``: its id, trigger, status, start and finish times, scanner version, config digest
   and counts;
-- ``sources``: each source it saw (name, type, URL, ref, commit, commit time, error), by name;
-- ``policies``: each policy it evaluated (kind, namespace, name, digest, title, category,
-  severity, description, failure action, scored), by identity and digest;
-- ``results``: each result with its resource's identity (source, apiVersion, kind, namespace,
-  name), where it was found (file, document, item, line, commit), its check (policy kind,
-  namespace, name, policy digest, rule), status, action, message and path; the policy
-  exceptions that applied are in the skip results' messages;
-- ``errors``: each error record (source, kind, path, line, message).
+- ``sources``: each source it saw (id, name, type, URL, ref, commit, commit time, error);
+- ``policies``: each policy it evaluated (id, kind, namespace, name, digest, title, category,
+  severity, description, failure action, scored);
+- ``results``: each result (observation, check, resource, policy, status, action, message,
+  path; the policy exceptions that applied are in the skip results' messages), each
+  observation of a resource (where: file, document, item, line, commit), the identity of
+  each resource (source, apiVersion, kind, namespace, name) and each check (policy kind,
+  namespace, name, rule) the results name;
+- ``errors``: each error record (source, kind, path, line, message), notices included.
 
-Each row is one line of JSON (a list, no whitespace, UTF-8). The content digest is the
-SHA-256 of the version and the part digests; the chain digest is the SHA-256 of the version,
-the previous link's chain digest, the run's id, its position and its content digest. Runs are
-chained in the order they finish (the chain's head is locked while a finish links to it).
+The rows of each statement are one JSON array without its brackets (ASCII, no whitespace),
+each row an array, times in ISO 8601 and booleans as 0/1, in the order of their ids; the
+rows refer to each other by the ids the database gave them, and each row they refer to is in
+the content too. The content digest is the SHA-256 of the version and the part digests; the
+chain digest is the SHA-256 of the version, the previous link's chain digest, the run's id,
+its position and its content digest. Runs are chained in the order they finish (the chain's
+head is locked while a finish links to it). Derived rows (tallies, findings) are not in it.
 
 The form is defined over the stored rows, not a rendered report, so a run recorded under this
 version keeps verifying when report formats change; a new form gets a new version number, and
@@ -33,12 +37,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, delete, func, insert, select, update
+from sqlalchemy import Connection, Executable, delete, func, insert, select, update
 
 from scanner.store import tables as t
 from scanner.store.liveness import utc_now
@@ -87,47 +91,96 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _digest_rows(connection: Connection, query: Select[Any]) -> str:
-    """``sha256:<hex>`` of the query's rows, each one line of canonical JSON, streamed."""
+def _digest_rows(connection: Connection, queries: list[Executable | str], run_id: int) -> str:
+    """``sha256:<hex>`` of the rows of ``queries``, streamed: per query, its rows as one JSON
+    array without its brackets (ASCII, no whitespace), then a newline. A query given as SQL
+    text (with ``:run``) is read through the driver's cursor and holds only strings, integers
+    and nulls; a statement's rows may hold times and booleans (written as ISO 8601 and 0/1)."""
     digest = hashlib.sha256()
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    stream = connection.execute(query.execution_options(yield_per=STREAM_BATCH))  # (not the connection's)
-    for row in stream:
-        digest.update(dumps([_plain(value) for value in row]).encode("utf-8"))
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    for query in queries:
+        separator = b""
+        for batch in _batches(connection, query, run_id):
+            digest.update(separator + dumps(batch)[1:-1].encode("ascii"))
+            separator = b","
         digest.update(b"\n")
     return "sha256:" + digest.hexdigest()
 
 
-def _queries(run_id: int) -> dict[str, Select[Any]]:
+def _batches(connection: Connection, query: Executable | str, run_id: int) -> Iterator[list[Any]]:
+    if not isinstance(query, str):
+        stream = connection.execute(query.execution_options(yield_per=STREAM_BATCH))  # (not the connection's)
+        for batch in stream.partitions(STREAM_BATCH):
+            yield [[_plain(value) for value in row] for row in batch]
+        return
+    # the driver's rows as they come (tuples), without a result object per row: a run's results
+    # are most of what finishing reads; on PostgreSQL through a server-side cursor (streamed)
+    driver = connection.connection.dbapi_connection
+    assert driver is not None
+    if connection.dialect.name == "postgresql":
+        cursor = driver.cursor(name="scanner_run_chain")
+        query = query.replace(":run", "%(run)s")
+    else:
+        cursor = driver.cursor()
+    try:
+        cursor.execute(query, {"run": run_id})
+        while batch := cursor.fetchmany(STREAM_BATCH):
+            yield batch
+    finally:
+        cursor.close()
+
+
+# What the results part reads besides the results: the run's resource observations, the
+# resources they are of (with their source's name) and the checks its results are of (its
+# tallies name them, written before the link). The results themselves are read in the order
+# of their key through a range of it (a run's observation ids are allocated in blocks, and its
+# rows are picked out of any other run's in that range): one pass over the table's rows, with
+# no sort (SQLite: ``+run_id`` keeps its planner from the run's status index instead).
+_RESULTS = """
+SELECT r.observation_id, r.check_id, r.resource_id, r.policy_id, r.status, r.action, r.message, r.path
+FROM results r
+WHERE r.observation_id BETWEEN
+      (SELECT MIN(observation_id) FROM resource_observations WHERE run_id = :run)
+  AND (SELECT MAX(observation_id) FROM resource_observations WHERE run_id = :run)
+  AND {run} = :run
+ORDER BY r.observation_id, r.check_id
+"""
+_OBSERVATIONS = """
+SELECT observation_id, resource_id, path, document_index, item_index, line, commit_sha
+FROM resource_observations WHERE run_id = :run ORDER BY observation_id
+"""
+_RESOURCES = """
+SELECT r.resource_id, s.source_id, s.name, r.api_version, r.kind, r.namespace, r.name
+FROM resources r JOIN sources s ON s.source_id = r.source_id
+WHERE r.resource_id IN (SELECT resource_id FROM resource_observations WHERE run_id = :run)
+ORDER BY r.resource_id
+"""
+_CHECKS = """
+SELECT check_id, policy_kind, policy_namespace, policy_name, rule, declared_rule FROM checks
+WHERE check_id IN (SELECT check_id FROM run_tallies WHERE run_id = :run) ORDER BY check_id
+"""
+
+
+def _queries(connection: Connection, run_id: int) -> dict[str, list[Executable | str]]:
     """The statements that read each part of the run's canonical content (version 1)."""
-    r, rs, s, p, rp = t.runs, t.run_sources, t.sources, t.policies, t.run_policies
-    res, o, c, rsc, e = t.results, t.resource_observations, t.checks, t.resources, t.scan_errors
-    result_policy = p.alias("result_policy")
-    result_source = s.alias("result_source")
+    r, rs, s, p, rp, e = t.runs, t.run_sources, t.sources, t.policies, t.run_policies, t.scan_errors
+    run_column = "+r.run_id" if connection.dialect.name == "sqlite" else "r.run_id"
     return {
-        "run": select(r.c.run_id, r.c.trigger, r.c.status, r.c.started_at, r.c.finished_at,
-                      r.c.scanner_version, r.c.config_digest, r.c.resource_count, r.c.result_count,
-                      r.c.pass_count, r.c.fail_count, r.c.warn_count, r.c.error_count, r.c.skip_count,
-                      r.c.error_record_count).where(r.c.run_id == run_id),
-        "sources": select(s.c.name, s.c.type, rs.c.url, rs.c.ref, rs.c.commit_sha, rs.c.commit_at, rs.c.error)
-        .join(s, s.c.source_id == rs.c.source_id).where(rs.c.run_id == run_id).order_by(s.c.name),
-        "policies": select(p.c.kind, p.c.namespace, p.c.name, p.c.digest, p.c.title, p.c.category,
-                           p.c.severity, p.c.description, p.c.failure_action, p.c.scored)
-        .join(p, p.c.policy_id == rp.c.policy_id).where(rp.c.run_id == run_id)
-        .order_by(p.c.kind, p.c.namespace, p.c.name, p.c.digest),
-        "results": select(result_source.c.name, rsc.c.api_version, rsc.c.kind, rsc.c.namespace, rsc.c.name,
-                          o.c.path, o.c.document_index, o.c.item_index, o.c.line, o.c.commit_sha,
-                          c.c.policy_kind, c.c.policy_namespace, c.c.policy_name, result_policy.c.digest,
-                          c.c.rule, res.c.status, res.c.action, res.c.message, res.c.path)
-        .select_from(res)
-        .join(o, o.c.observation_id == res.c.observation_id)
-        .join(rsc, rsc.c.resource_id == res.c.resource_id)
-        .join(result_source, result_source.c.source_id == rsc.c.source_id)
-        .join(c, c.c.check_id == res.c.check_id)
-        .join(result_policy, result_policy.c.policy_id == res.c.policy_id)
-        .where(res.c.run_id == run_id).order_by(res.c.observation_id, res.c.check_id),
-        "errors": select(s.c.name, e.c.kind, e.c.path, e.c.line, e.c.message)
-        .outerjoin(s, s.c.source_id == e.c.source_id).where(e.c.run_id == run_id).order_by(e.c.error_id),
+        "run": [select(r.c.run_id, r.c.trigger, r.c.status, r.c.started_at, r.c.finished_at,
+                       r.c.scanner_version, r.c.config_digest, r.c.resource_count, r.c.result_count,
+                       r.c.pass_count, r.c.fail_count, r.c.warn_count, r.c.error_count, r.c.skip_count,
+                       r.c.error_record_count).where(r.c.run_id == run_id)],
+        "sources": [select(s.c.source_id, s.c.name, s.c.type, rs.c.url, rs.c.ref, rs.c.commit_sha, rs.c.commit_at,
+                           rs.c.error)
+                    .join(s, s.c.source_id == rs.c.source_id).where(rs.c.run_id == run_id)
+                    .order_by(s.c.source_id)],
+        "policies": [select(p.c.policy_id, p.c.kind, p.c.namespace, p.c.name, p.c.digest, p.c.title, p.c.category,
+                            p.c.severity, p.c.description, p.c.failure_action, p.c.scored)
+                     .join(p, p.c.policy_id == rp.c.policy_id).where(rp.c.run_id == run_id)
+                     .order_by(p.c.policy_id)],
+        "results": [_RESULTS.format(run=run_column), _OBSERVATIONS, _RESOURCES, _CHECKS],
+        "errors": [select(e.c.error_id, e.c.source_id, e.c.kind, e.c.path, e.c.line, e.c.message)
+                   .where(e.c.run_id == run_id).order_by(e.c.error_id)],
     }
 
 
@@ -135,7 +188,7 @@ def content_parts(connection: Connection, run_id: int) -> dict[str, str] | None:
     """The digest of each part of the run's stored content; None when the run has no row."""
     if connection.execute(select(t.runs.c.run_id).where(t.runs.c.run_id == run_id)).first() is None:
         return None
-    return {name: _digest_rows(connection, query) for name, query in _queries(run_id).items()}
+    return {name: _digest_rows(connection, queries, run_id) for name, queries in _queries(connection, run_id).items()}
 
 
 def _sha(*fields: object) -> str:
