@@ -39,13 +39,12 @@ import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Executable, delete, func, insert, select, update
 
 from scanner.store import tables as t
-from scanner.store.liveness import utc_now
 
 CANONICAL_VERSION = 1
 PARTS = ("run", "sources", "policies", "results", "errors")
@@ -270,7 +269,7 @@ def retire(connection: Connection, old: Sequence[int]) -> None:
     prefix = 0
     while prefix < len(links) and (links[prefix].run_id in wanted or links[prefix].pruned_at is not None):
         prefix += 1
-    now = utc_now()
+    now = datetime.now(UTC)
     if prefix:
         last = links[prefix - 1]
         connection.execute(delete(t.chain_anchors))
