@@ -479,8 +479,10 @@ def _alive(pid: int) -> bool:
 def test_sigterm_ends_the_scan_and_its_busy_workers(tmp_path: pathlib.Path) -> None:
     space = Workspace(tmp_path, f"sqlite:///{tmp_path}/s.db")
     (space.base / "policies" / "slow.yaml").write_text(SLOW_POLICY)
-    space.manifests({f"c{i}.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}, namespace: x}}\n"
-                                   f"data: {{v: {'a' * 40}b}}\n" for i in range(2)})
+    # enough objects that both workers evaluate for many seconds (a regex no longer backtracks)
+    space.manifests({f"c{i}.yaml": "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}-{j}, "
+                                           f"namespace: x}}\ndata: {{v: {'a' * 40}b}}\n" for j in range(15000))
+                     for i in range(2)})
     scan = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "--config", str(space.config()), "-q",
                              "--jobs", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     busy: set[int] = set()
