@@ -67,6 +67,14 @@ class SourceConfig:
     gitops: str = "auto"  # auto: Flux and Argo CD objects decide what is rendered; off: they are plain objects
     repository_urls: tuple[str, ...] = ()  # other URLs of the repository (GitOps objects name it by them)
 
+    # the cluster whose objects this source's look-ups see: by default its own (named after it);
+    # sources naming the same cluster (an export and the repositories that deploy to it) share one
+    cluster: str = ""
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster or self.name
+
 
 @dataclass(frozen=True, slots=True)
 class HelmChartConfig:
@@ -387,7 +395,7 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         keys: list[str | int] = ["sources", i]
         s = r.mapping(entry, keys, {"name", "git", "export", "directory", "include", "exclude", "kustomize",
                                     "helm", "helm_values", "helm_charts", "helm_timeout", "gitops",
-                                    "repository_urls", "kustomize_roots"})
+                                    "repository_urls", "kustomize_roots", "cluster"})
         name = r.string(s.get("name"), [*keys, "name"], required=True)
         assert name is not None
         if name in names:
@@ -406,7 +414,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
                   "exclude": r.strings(s.get("exclude"), [*keys, "exclude"]), "kustomize": kustomize,
                   "helm": r.helm(s, keys), "gitops": r.switch(s, keys, "gitops"),
                   "repository_urls": r.strings(s.get("repository_urls"), [*keys, "repository_urls"]),
-                  "kustomize_roots": _kustomize_roots(r, s.get("kustomize_roots"), [*keys, "kustomize_roots"])}
+                  "kustomize_roots": _kustomize_roots(r, s.get("kustomize_roots"), [*keys, "kustomize_roots"]),
+                  "cluster": r.string(s.get("cluster"), [*keys, "cluster"]) or ""}
         if kind == "git":
             sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"], with_path=False), **common))
         else:

@@ -1,68 +1,127 @@
-"""Offline answers to Kyverno's cluster look-ups, served from the resources of the same scan.
+"""Offline answers to Kyverno's cluster look-ups, served from the resources of the same cluster.
 
-Like ``kyverno apply`` without a cluster (a fake API server built from the loaded
-resources): ``apiCall`` GETs of ``/api/...`` and ``/apis/...`` list and get paths, ConfigMaps
-for ``configMap`` context entries, and Namespace labels for ``namespaceSelector``.
+Two views of one index. The CLI's (``kyverno test`` with ``clusterResources``): a fake API
+server built from the loaded resources, each group/version its own set of objects, any list path
+answered (empty when nothing was loaded). A real cluster's (``cluster=True``: scans and
+``scanner apply``): a resource is one set of objects whatever group/version it was written or is
+read in (an ``autoscaling/v2`` HPA is listed by ``/apis/autoscaling/v1/...``, an
+``extensions/v1beta1`` Deployment by ``/apis/apps/v1/...``), a path the server would not serve is
+"not found", custom kinds keep the scope their CRDs give them, and the object under admission is
+not yet stored when it is created (:meth:`ResourceLookup.admitting`).
+
+Served: ``apiCall`` GETs of ``/api/...`` and ``/apis/...`` list and get paths, ConfigMaps for
+``configMap`` context entries, and Namespace labels for ``namespaceSelector``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from scanner.engine.context import ContextError
-from scanner.engine.kinds import not_found, plural
+from scanner.engine.api_paths import group_of, served_kind, stored_as
+from scanner.engine.context import ContextError, ContextLoader
+from scanner.engine.kinds import cluster_scoped_in_cluster, not_found, plural
+
+NOT_SERVED = "the server could not find the requested resource"
+Key = tuple[str, str]  # (group/version or stored group, resource name)
+Ident = tuple[str, str]  # (namespace, name)
 
 
-def _namespace_and_name(resource: dict) -> tuple[str, str]:
+def _namespace_and_name(resource: dict) -> Ident:
     meta = resource.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
 class ResourceLookup:
-    """An index of resources by API group/version, resource name, namespace and name.
+    """An index of resources by API group/version (or group), resource name, namespace and name.
 
-    Like the fake API server, one object is kept per (group/version, resource, namespace,
-    name): the first one loaded. Lists are sorted by namespace, then name."""
+    Like the API server, one object is kept per (resource, namespace, name): the first one
+    loaded. Lists are sorted by namespace, then name."""
 
-    def __init__(self, resources: Iterable[dict] = ()) -> None:
-        self._items: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
+    def __init__(self, resources: Iterable[dict] = (), *, cluster: bool = False) -> None:
+        self.cluster = cluster
+        self._items: dict[Key, dict[Ident, dict]] = {}
+        self._sorted: dict[Key, list[Ident]] = {}
         self._plurals: dict[tuple[str, str], str] = {}  # (group, kind) -> resource name, from CRDs
+        self._kinds: dict[tuple[str, str], str] = {}  # (group/version, resource) -> kind: paths served
+        self.scopes: dict[tuple[str, str], bool] = {}  # (group, kind) -> cluster-scoped, from CRDs
         self.namespaces: dict[str, dict] = {}
         for resource in resources:
             self.add(resource)
 
     def add_definition(self, crd: dict) -> None:
-        """Serve the kind a CustomResourceDefinition defines under its own resource name; only
-        resources added afterwards are served under it."""
+        """Serve the kind a CustomResourceDefinition defines under its own resource name (and, in
+        a real cluster, under each version it serves, with its scope); only resources added
+        afterwards are served under it."""
         spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
         names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
-        if names.get("kind") and names.get("plural"):
-            self._plurals[(str(spec.get("group") or ""), str(names["kind"]))] = str(names["plural"])
+        if not (names.get("kind") and names.get("plural")):
+            return
+        group, kind, resource = str(spec.get("group") or ""), str(names["kind"]), str(names["plural"])
+        self._plurals[(group, kind)] = resource
+        self.scopes[(group, kind)] = spec.get("scope") == "Cluster"
+        versions = [v.get("name") for v in spec.get("versions") or []
+                    if isinstance(v, dict) and v.get("served") is not False]
+        for version in [*versions, spec.get("version")]:
+            if isinstance(version, str) and version:
+                self._kinds.setdefault((f"{group}/{version}" if group else version, resource), kind)
+
+    def is_cluster_scoped(self, api_version: str, kind: str) -> bool:
+        """Whether the cluster keeps ``kind`` cluster-scoped (its CRD, else the known kinds)."""
+        return cluster_scoped_in_cluster(api_version, kind, self.scopes)
+
+    def _key(self, api_version: str, resource: str) -> Key:
+        return stored_as(api_version, resource) if self.cluster else (api_version, resource)
+
+    def _resource_name(self, api_version: str, kind: str) -> str:
+        return self._plurals.get((group_of(api_version), kind)) or plural(kind)
 
     def add(self, resource: dict) -> None:
         api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
         if not api_version or not kind:
             return
-        group = api_version.rpartition("/")[0]
-        stored = self._items.setdefault((api_version, self._plurals.get((group, kind)) or plural(kind)), {})
-        key = _namespace_and_name(resource)
-        if key in stored:
+        name = self._resource_name(api_version, kind)
+        self._kinds.setdefault((api_version, name), kind)
+        key = self._key(api_version, name)
+        stored = self._items.setdefault(key, {})
+        ident = _namespace_and_name(resource)
+        if ident in stored:
             return
-        stored[key] = resource
-        if kind == "Namespace" and api_version == "v1" and key[1]:
-            self.namespaces[key[1]] = resource
+        stored[ident] = resource
+        self._sorted.pop(key, None)
+        if kind == "Namespace" and api_version == "v1" and ident[1]:
+            self.namespaces[ident[1]] = resource
+
+    def objects(self) -> Iterator[dict]:
+        """Every stored object."""
+        for stored in self._items.values():
+            yield from stored.values()
 
     def namespace_labels(self, namespace: str) -> dict[str, Any] | None:
         found = self.namespaces.get(namespace)
         return ((found or {}).get("metadata") or {}).get("labels") if found else None
 
+    def admitting(self, resource: dict, operation: str) -> ContextLoader:
+        """The look-ups of an admission request for ``resource``: in a real cluster, an object
+        being created is not stored yet, so its own look-ups do not see it; on UPDATE and DELETE
+        the stored object (offline: the same one) is seen."""
+        if not self.cluster or operation != "CREATE":
+            return self
+        api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
+        if not api_version or not kind:
+            return self
+        return _Admitting(self, (self._key(api_version, self._resource_name(api_version, kind)),
+                                 _namespace_and_name(resource)))
+
     # -- ContextLoader -------------------------------------------------------------------
 
-    def config_map(self, name: str, namespace: str) -> dict | None:
-        return self._items.get(("v1", "configmaps"), {}).get((namespace, name))
+    def config_map(self, name: str, namespace: str, hidden: tuple[Key, Ident] | None = None) -> dict | None:
+        key = self._key("v1", "configmaps")
+        if hidden is not None and hidden == (key, (namespace, name)):
+            return None
+        return self._items.get(key, {}).get((namespace, name))
 
-    def api_call(self, url_path: str, method: str, data: Any) -> Any:
+    def api_call(self, url_path: str, method: str, data: Any, hidden: tuple[Key, Ident] | None = None) -> Any:
         if not url_path.startswith("/"):  # an external service, not the API server
             raise ContextError(f"external service calls are not made offline ({url_path})")
         if method.upper() != "GET":
@@ -80,25 +139,82 @@ class ResourceLookup:
         namespace = None
         if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) != 2:
             namespace, rest = rest[1], rest[2:]
+        if len(rest) not in (1, 2):
+            raise ContextError(f"unsupported API path {url_path!r}")
+        kind = self._served(api_version, rest[0])
+        if kind is None:
+            raise ContextError(f"failed to GET resource with raw url: {url_path}: {NOT_SERVED}")
         if len(rest) == 1:
-            return self._list(api_version, rest[0], namespace)
-        if len(rest) == 2:
-            return self._get(api_version, rest[0], namespace or "", rest[1], url_path)
-        raise ContextError(f"unsupported API path {url_path!r}")
+            return self._list(api_version, rest[0], kind, namespace, hidden)
+        return self._get(api_version, rest[0], namespace or "", rest[1], url_path, hidden)
 
-    def _list(self, api_version: str, resource: str, namespace: str | None) -> dict:
-        stored = self._items.get((api_version, resource), {})
-        keys = sorted(k for k in stored if namespace is None or k[0] == namespace)
-        kind = next((str(r["kind"]) for r in stored.values()), resource)
+    def _served(self, api_version: str, resource: str) -> str | None:
+        """The kind served at ``api_version``/``resource``; the CLI's fake server answers any path."""
+        kind = self._kinds.get((api_version, resource))
+        if self.cluster:
+            return kind or served_kind(api_version, resource)
+        return kind or resource
+
+    def _as_read(self, obj: dict, api_version: str) -> dict:
+        """``obj`` as read at ``api_version`` (the server answers in the version asked for)."""
+        if obj.get("apiVersion") == api_version:
+            return obj
+        return {**obj, "apiVersion": api_version}
+
+    def _list(self, api_version: str, resource: str, kind: str, namespace: str | None,
+              hidden: tuple[Key, Ident] | None) -> dict:
+        key = self._key(api_version, resource)
+        stored = self._items.get(key, {})
+        keys = self._sorted.get(key)
+        if keys is None:
+            keys = self._sorted[key] = sorted(stored)
+        skip = hidden[1] if hidden is not None and hidden[0] == key else None
+        items = [self._as_read(stored[k], api_version) for k in keys
+                 if (namespace is None or k[0] == namespace) and k != skip]
         return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {"resourceVersion": ""},
-                "items": [stored[k] for k in keys]}
+                "items": items}
 
-    def _get(self, api_version: str, resource: str, namespace: str, name: str, url: str) -> dict:
-        found = self._items.get((api_version, resource), {}).get((namespace, name))
-        if found is None:
+    def _get(self, api_version: str, resource: str, namespace: str, name: str, url: str,
+             hidden: tuple[Key, Ident] | None) -> dict:
+        key = self._key(api_version, resource)
+        found = self._items.get(key, {}).get((namespace, name))
+        if found is None or hidden == (key, (namespace, name)):
             raise ContextError(f"failed to GET resource with raw url: {url}: "
                                f"{not_found(api_version, resource, name)}")
-        return found
+        return self._as_read(found, api_version)
+
+
+def cluster_of(resources: Iterable[dict]) -> ResourceLookup:
+    """A real cluster holding ``resources``: their CRDs first (resource names and scopes of their
+    kinds), then every object. An object of a kind the cluster keeps cluster-scoped loses, in
+    place, the namespace a loader gave it (the API server keeps none)."""
+    objects = list(resources)
+    lookup = ResourceLookup(cluster=True)
+    for obj in objects:
+        if obj.get("kind") == "CustomResourceDefinition":
+            lookup.add_definition(obj)
+    for obj in objects:
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and meta.get("namespace") and lookup.is_cluster_scoped(
+                str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")):
+            del meta["namespace"]
+        lookup.add(obj)
+    return lookup
+
+
+class _Admitting:
+    """The look-ups of one resource's CREATE: the lookup without the resource itself."""
+
+    __slots__ = ("hidden", "lookup")
+
+    def __init__(self, lookup: ResourceLookup, hidden: tuple[Key, Ident]) -> None:
+        self.lookup, self.hidden = lookup, hidden
+
+    def config_map(self, name: str, namespace: str) -> dict | None:
+        return self.lookup.config_map(name, namespace, self.hidden)
+
+    def api_call(self, url_path: str, method: str, data: Any) -> Any:
+        return self.lookup.api_call(url_path, method, data, self.hidden)
 
 
 def _contexts(rule: dict) -> Iterable[dict]:
@@ -120,10 +236,12 @@ def _selectors(block: Any) -> bool:
 
 
 def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:
-    """Whether any policy reads cluster data: apiCall or configMap context entries, or a
-    namespaceSelector in match/exclude or in failure action overrides."""
+    """Whether any policy reads cluster data: apiCall or configMap context entries, a
+    namespaceSelector in match/exclude or in failure action overrides, or CEL parameters."""
     for policy in raw_policies:
         spec = policy.get("spec") or {}
+        if spec.get("paramKind") is not None:
+            return True
         if any(isinstance(o, dict) and o.get("namespaceSelector") is not None
                for o in spec.get("validationFailureActionOverrides") or []):
             return True
@@ -134,6 +252,9 @@ def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:
                    for c in _contexts(rule)):
                 return True
             if _selectors(rule.get("match")) or _selectors(rule.get("exclude")):
+                return True
+            cel = (rule.get("validate") or {}).get("cel")
+            if isinstance(cel, dict) and cel.get("paramKind") is not None:
                 return True
             overrides = (rule.get("validate") or {}).get("failureActionOverrides") or []
             if any(isinstance(o, dict) and o.get("namespaceSelector") is not None for o in overrides):

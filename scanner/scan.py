@@ -25,7 +25,7 @@ from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ReportError, ScannerError
-from scanner.lookup import ResourceLookup, policies_need_lookup
+from scanner.lookup import ResourceLookup, cluster_of, policies_need_lookup
 from scanner.policies import (
     NotEvaluated,
     PolicySet,
@@ -428,11 +428,12 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     if exception_errors:
         raise PolicySetError(exception_errors, ("policy exception", "policy exceptions"))
     raw_policies = tuple(p.raw for p in policy_set.policies)
-    lookup = None
+    lookups: dict[str, ResourceLookup] = {}
     if policies_need_lookup(raw_policies):
         progress.stage("indexing resources for cluster look-ups")
-        lookup = _prepass(selected, config, prefetch)
-    setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookup)
+        lookups = _prepass(selected, config, prefetch)
+    setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookups,
+                            {cfg.name: cfg.cluster_name for cfg in config.sources})
     jobs = worker_count(jobs or config.scan.jobs)
     workers = WorkerPool(setup, jobs, (policy_set.policies, exceptions))
     store = None
@@ -533,18 +534,30 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
     )
 
 
-def _prepass(selected: list[SourceConfig], config: Config, prefetch: GitPrefetch | None) -> ResourceLookup:
-    """Read the sources once to serve apiCall/configMap/namespaceSelector look-ups like the CLI's
-    fake API server: every resource of the scan is visible to every other."""
-    lookup = ResourceLookup()
-    for cfg in selected:
+def _prepass(selected: list[SourceConfig], config: Config, prefetch: GitPrefetch | None) -> dict[str, ResourceLookup]:
+    """Read the sources of each cluster a selected source belongs to, to serve its apiCall,
+    configMap, namespaceSelector and CEL parameter look-ups as the cluster would: a source sees
+    the objects of its own cluster only (by default itself; ``sources[].cluster`` joins sources
+    into one), and all of them, whichever sources ``--source`` selects, so that a source's
+    results do not depend on what else is scanned."""
+    wanted = {cfg.cluster_name for cfg in selected}
+    members: dict[str, list[SourceConfig]] = {}
+    for cfg in config.sources:
+        if cfg.cluster_name in wanted:
+            members.setdefault(cfg.cluster_name, []).append(cfg)
+    return {name: _cluster_lookup(sources, config, prefetch) for name, sources in members.items()}
+
+
+def _cluster_lookup(sources: list[SourceConfig], config: Config, prefetch: GitPrefetch | None) -> ResourceLookup:
+    """The objects of one cluster's sources."""
+    read: list[dict] = []
+    for cfg in sources:
         try:
-            for item in build_source(cfg, config, prefetch).iter_items():
-                if isinstance(item, Resource):
-                    lookup.add(item.data)
-        except Exception:
-            continue
-    return lookup
+            read.extend(item.data for item in build_source(cfg, config, prefetch).iter_items()
+                        if isinstance(item, Resource))
+        except Exception as exc:  # the source's own scan records why it failed
+            log.debug("source %s not read for look-ups: %s", cfg.name, exc)
+    return cluster_of(read)
 
 
 def run_scheduled(config_path: str, jobs: int | None = None) -> int:

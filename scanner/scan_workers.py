@@ -24,6 +24,7 @@ from typing import Any
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.evaluate import PolicyIndex, evaluate_policy
 from scanner.engine.exceptions import PolicyException
+from scanner.engine.kinds import cluster_scoped_in_cluster
 from scanner.engine.match import Request
 from scanner.engine.policy import Policy
 from scanner.engine.values import Values
@@ -53,7 +54,9 @@ class EvaluationSetup:
     values: Values
     exceptions: tuple[dict, ...]
     started_at: datetime
-    lookup: ResourceLookup | None = None
+    # the objects of each cluster (by cluster name) that look-ups see, when the policies make any
+    lookups: dict[str, ResourceLookup] = field(default_factory=dict)
+    clusters: dict[str, str] = field(default_factory=dict)  # source name -> its cluster's name
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,22 +84,56 @@ def setup_worker(setup: EvaluationSetup, emit: Emit | None = None, compiled: Com
 
         compiled = ([parse_policy(doc) for doc in setup.policies], [parse_exception(doc) for doc in setup.exceptions])
     policies, exceptions = compiled
-    lookup = setup.lookup
     _WORKER["setup"] = setup
     _WORKER["index"] = PolicyIndex(list(policies))
-    _WORKER["env"] = make_environment(
-        now=lambda: setup.started_at, load_yaml=load_yaml_value, values=setup.values,
-        exceptions=tuple(exceptions),
-        load_documents=load_yaml_values, loader=lookup,
-        namespaces=lookup.namespaces if lookup else None, monotonic=time.monotonic)
-
-    def labels(namespace: str) -> dict | None:
-        found = setup.values.labels_of(namespace)
-        return found if found is not None or lookup is None else lookup.namespace_labels(namespace)
-
-    _WORKER["labels"] = labels
+    _WORKER["clusters"] = {name: _ClusterEvaluation(setup, tuple(exceptions), lookup)
+                           for name, lookup in setup.lookups.items()}
+    _WORKER["alone"] = _ClusterEvaluation(setup, tuple(exceptions), None)
     if emit is not None:
         _WORKER["emit"] = emit
+
+
+class _ClusterEvaluation:
+    """The environment of the resources of one cluster: its look-ups, Namespace labels and CEL
+    parameter objects (none without a lookup)."""
+
+    __slots__ = ("env", "labels", "lookup")
+
+    def __init__(self, setup: EvaluationSetup, exceptions: tuple[PolicyException, ...],
+                 lookup: ResourceLookup | None) -> None:
+        self.lookup = lookup
+        self.env = make_environment(
+            now=lambda: setup.started_at, load_yaml=load_yaml_value, values=setup.values, exceptions=exceptions,
+            load_documents=load_yaml_values, loader=lookup, namespaces=lookup.namespaces if lookup else None,
+            param_resources=tuple(lookup.objects()) if lookup else (), admission=True,
+            cluster_scoped=lookup.is_cluster_scoped if lookup else None, monotonic=time.monotonic)
+        values = setup.values
+
+        def labels(namespace: str) -> dict | None:
+            found = values.labels_of(namespace)
+            return found if found is not None or lookup is None else lookup.namespace_labels(namespace)
+
+        self.labels = labels
+
+    def for_request(self, resource: dict, operation: str, known: dict[str, Environment]) -> Environment:
+        """The environment of ``resource``'s request: on CREATE its look-ups do not see it."""
+        if self.lookup is None:
+            return self.env
+        env = known.get(operation)
+        if env is None:
+            env = known[operation] = replace(self.env, loader=self.lookup.admitting(resource, operation))
+        return env
+
+    def scoped(self, resource: Resource) -> Resource:
+        """``resource`` as the cluster keeps it: without a namespace (written, or given by default)
+        when its kind is cluster-scoped (built in, or a custom kind whose CRD or project says so)."""
+        ident = resource.identity
+        if not resource.data["metadata"].get("namespace") or not (
+                self.lookup.is_cluster_scoped(ident.api_version, ident.kind) if self.lookup is not None
+                else cluster_scoped_in_cluster(ident.api_version, ident.kind)):
+            return resource
+        del resource.data["metadata"]["namespace"]
+        return replace(resource, identity=replace(ident, namespace=None), namespace_defaulted=False)
 
 
 class Stopped(Exception):
@@ -146,32 +183,36 @@ def _end_with(parent: int) -> None:
     os._exit(1)
 
 
-def evaluate_chunk(resources: list[Resource]) -> tuple[list[tuple], list[tuple]]:
-    """Resources and their results as plain tuples (cheap to send between processes).
+def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tuple], list[tuple]]:
+    """Resources of ``source`` and their results as plain tuples (cheap to send between processes).
 
     A result tuple is ``(resource index, policy, rule, status, message, path, action,
     declared rule)``; repeated strings are one object each (messages and paths interned), so
     each is sent once per chunk.
     """
     index: PolicyIndex = _WORKER["index"]
-    env: Environment = _WORKER["env"]
-    labels = _WORKER["labels"]
+    setup: EvaluationSetup = _WORKER["setup"]
+    cluster: _ClusterEvaluation = _WORKER["clusters"].get(setup.clusters.get(source, source)) or _WORKER["alone"]
+    env, labels = cluster.env, cluster.labels
     intern = sys.intern
     values = env.values
     plain = Request(namespace_labels=labels)  # no per-resource values: one request for all
     resource_rows, result_rows = [], []
     for position, resource in enumerate(resources):
+        resource = cluster.scoped(resource)
         data = resource.data
         view = values.resource_view(data)
         ident, prov = resource.identity, resource.provenance
         resource_rows.append((prov.source, ident.api_version, ident.kind, ident.name or "", ident.namespace or "",
                               prov.path, prov.document, prov.item, prov.line, prov.commit or "",
                               prov.overlay, "\n".join(prov.patches) or None))
+        known: dict[str, Environment] = {}
         for policy in index.for_kind(view.kind):
             request, seen, seen_view = plain, data, view
             if values.global_values or values.resource_values:
                 request = Request(operation=values.operation(policy.name, view.name), namespace_labels=labels)
                 seen, seen_view = values.seen_by(policy.name, data, view)
+            env = cluster.for_request(data, request.operation, known)
             for r in evaluate_policy(policy, seen, request, seen_view, env):
                 # ``_value_``: the member's plain string, without the enum's ``value`` property; the
                 # names are the policy's and rule's own strings, shared already
@@ -221,10 +262,10 @@ def run_task(task: ShardTask, emit: Emit | None = None) -> None:
                 continue
             chunk.append(item)
             if len(chunk) >= CHUNK:
-                emit(("chunk", task.task_id, *evaluate_chunk(chunk), errors))
+                emit(("chunk", task.task_id, *evaluate_chunk(chunk, task.source), errors))
                 chunk, errors = [], []
         if chunk or errors:
-            emit(("chunk", task.task_id, *evaluate_chunk(chunk), errors))
+            emit(("chunk", task.task_id, *evaluate_chunk(chunk, task.source), errors))
     except Stopped:
         return
     except Exception as exc:

@@ -7,6 +7,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC
 from typing import Any
 
@@ -19,7 +20,7 @@ from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus, reported_status
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import Location, ManifestError, ScannerError
-from scanner.lookup import ResourceLookup
+from scanner.lookup import cluster_of
 from scanner.manifests import LoadedResource, iter_resources
 from scanner.policies import STDIN, load_exceptions, load_policies
 from scanner.yamldoc import load_documents, load_yaml_value, load_yaml_values
@@ -79,11 +80,12 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
         click.echo(f"warning: {warning}", err=True)
     if not loaded_resources and not errors:
         click.echo(f"warning: no Kubernetes resources found in {', '.join(resources)}", err=True)
-    lookup = ResourceLookup(r.resource for r in loaded_resources)
+    lookup = cluster_of(r.resource for r in loaded_resources)
     env = make_environment(now=_now_function(), load_yaml=load_yaml_value, values=values,
                            exceptions=tuple(exceptions), loader=lookup, namespaces=lookup.namespaces,
                            param_resources=tuple(r.resource for r in loaded_resources),
-                           load_documents=load_yaml_values, monotonic=time.monotonic)
+                           load_documents=load_yaml_values, monotonic=time.monotonic, admission=True,
+                           cluster_scoped=lookup.is_cluster_scoped)
 
     def namespace_labels(namespace: str) -> dict | None:
         labels = values.labels_of(namespace)
@@ -95,7 +97,8 @@ def apply(policy_paths: tuple[str, ...], resources: tuple[str, ...], values_file
             request = Request(operation=values.operation(policy.name, view.name), user=user,
                               namespace_labels=namespace_labels)
             seen, seen_view = values.seen_by(policy.name, loaded.resource, view)
-            for result in evaluate_policy(policy, seen, request, seen_view, env):
+            admitted = replace(env, loader=lookup.admitting(loaded.resource, request.operation))
+            for result in evaluate_policy(policy, seen, request, seen_view, admitted):
                 if audit_warn and result.status is RuleStatus.FAIL and _policy_action(policy) is FailureAction.AUDIT:
                     result = _as_warn(result)
                 evaluated.append((loaded, policy, result))
@@ -134,8 +137,6 @@ def _policy_action(policy: Policy) -> FailureAction:
 
 
 def _as_warn(result: RuleResult) -> RuleResult:
-    from dataclasses import replace
-
     return replace(result, status=RuleStatus.WARN)
 
 

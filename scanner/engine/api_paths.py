@@ -1,11 +1,13 @@
-"""The namespace an API server path reaches: a namespaced policy's ``apiCall`` may reach only its
-own namespace (Kyverno's fix of CVE-2026-22039), whatever escapes and ``..`` the path holds."""
+"""API server paths: the namespace a path reaches (a namespaced policy's ``apiCall`` may reach only
+its own namespace, Kyverno's fix of CVE-2026-22039, whatever escapes and ``..`` the path holds),
+and which group/versions a current API server serves for each built-in resource."""
 
 from __future__ import annotations
 
 import re
 
 from scanner.engine import gopath
+from scanner.engine.kinds import plural
 
 _NAMESPACE_SEGMENT = re.compile(r"/namespaces/([^/]+)")
 
@@ -23,3 +25,73 @@ def namespace_problem(url_path: str, policy_namespace: str) -> str | None:
         return (f"path {path} refers to namespace {found.group(1)}, which is different from the policy "
                 f"namespace {policy_namespace}")
     return None
+
+
+# The group/versions a current API server serves for each built-in kind. A resource served under
+# several versions of its group is one set of objects (the server converts between versions).
+_SERVED_TEXT = """
+v1: Binding ComponentStatus ConfigMap Endpoints Event LimitRange Namespace Node PersistentVolume
+    PersistentVolumeClaim Pod PodTemplate ReplicationController ResourceQuota Secret Service ServiceAccount
+admissionregistration.k8s.io/v1: MutatingWebhookConfiguration ValidatingWebhookConfiguration
+    ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding
+apiextensions.k8s.io/v1: CustomResourceDefinition
+apiregistration.k8s.io/v1: APIService
+apps/v1: ControllerRevision DaemonSet Deployment ReplicaSet StatefulSet
+autoscaling/v1: HorizontalPodAutoscaler
+autoscaling/v2: HorizontalPodAutoscaler
+batch/v1: CronJob Job
+certificates.k8s.io/v1: CertificateSigningRequest
+coordination.k8s.io/v1: Lease
+discovery.k8s.io/v1: EndpointSlice
+events.k8s.io/v1: Event
+flowcontrol.apiserver.k8s.io/v1: FlowSchema PriorityLevelConfiguration
+networking.k8s.io/v1: Ingress IngressClass IPAddress NetworkPolicy ServiceCIDR
+node.k8s.io/v1: RuntimeClass
+policy/v1: PodDisruptionBudget
+rbac.authorization.k8s.io/v1: ClusterRole ClusterRoleBinding Role RoleBinding
+scheduling.k8s.io/v1: PriorityClass
+storage.k8s.io/v1: CSIDriver CSINode CSIStorageCapacity StorageClass VolumeAttachment VolumeAttributesClass
+"""
+
+# Resources that moved between groups: objects written under the old group are the objects the
+# new group serves (``extensions/v1beta1`` Deployments are ``apps/v1`` Deployments, and so on).
+_MOVED: dict[tuple[str, str], str] = {
+    ("extensions", "daemonsets"): "apps",
+    ("extensions", "deployments"): "apps",
+    ("extensions", "replicasets"): "apps",
+    ("extensions", "ingresses"): "networking.k8s.io",
+    ("extensions", "networkpolicies"): "networking.k8s.io",
+    ("extensions", "podsecuritypolicies"): "policy",
+    ("events.k8s.io", "events"): "",
+}
+
+
+def _served() -> dict[tuple[str, str], str]:
+    served: dict[tuple[str, str], str] = {}
+    for entry in re.split(r"\n(?=\S)", _SERVED_TEXT.strip()):
+        api_version, kinds = entry.split(":", 1)
+        for kind in kinds.split():
+            served[(api_version, plural(kind))] = kind
+    return served
+
+
+def group_of(api_version: str) -> str:
+    """The API group of ``api_version`` ("" for the core group)."""
+    return api_version.rpartition("/")[0]
+
+
+def stored_as(api_version: str, resource: str) -> tuple[str, str]:
+    """The set of objects a group/version's ``resource`` belongs to, whatever version it is
+    written or read in: ``(group, resource)``, with resources that moved between groups under
+    their current group."""
+    group = group_of(api_version)
+    return _MOVED.get((group, resource), group), resource
+
+
+def served_kind(api_version: str, resource: str) -> str | None:
+    """The kind a current API server serves as ``resource`` of ``api_version``, or None when it
+    serves no such built-in resource."""
+    return BUILTIN_SERVED.get((api_version, resource))
+
+
+BUILTIN_SERVED: dict[tuple[str, str], str] = _served()

@@ -25,6 +25,7 @@ from scanner.engine.jmespath_dialect import (
     JMESPathError,
     compile_expression,
 )
+from scanner.engine.kinds import plural
 from scanner.engine.match import UserInfo
 from scanner.engine.values import ForeachValues, foreach_element_values
 from scanner.engine.variables import SubstitutionError, resolve_references, substitute_all
@@ -61,6 +62,30 @@ class ContextLoader(Protocol):
     def api_call(self, url_path: str, method: str, data: Any) -> Any:
         """The JSON answer of a Kubernetes API GET/POST; raises ``ContextError`` if unknown and
         ``NotServed`` when no source answers such calls."""
+
+
+_OPTIONS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
+
+
+def admission_fields(resource: dict, operation: str) -> dict[str, Any]:
+    """The fields of an admission request (``admission/v1`` ``AdmissionRequest``) that Kyverno's
+    webhook puts under ``request`` beside the object, namespace, operation and user, as the API
+    server fills them for ``resource`` (empty fields are left out, as Go's ``omitempty`` does).
+    The ``kyverno`` CLI sets none of them."""
+    meta = resource.get("metadata") if isinstance(resource.get("metadata"), dict) else {}
+    api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
+    group, _, version = api_version.rpartition("/")
+    gvk = {"group": group, "version": version, "kind": kind}
+    gvr = {"group": group, "version": version, "resource": plural(kind) if kind else ""}
+    fields: dict[str, Any] = {"kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+                              "dryRun": False}
+    name = meta.get("name")
+    if isinstance(name, str) and name:
+        fields["name"] = name
+    options = _OPTIONS.get(operation)
+    if options:
+        fields["options"] = {"apiVersion": "meta.k8s.io/v1", "kind": options}
+    return fields
 
 
 def compute_images(resource: dict) -> dict | None:
@@ -188,9 +213,12 @@ class VariableContext:
         values: dict[str, Any] | None = None,
         loader: ContextLoader | None = None,
         policy_namespace: str = "",
+        admission: bool = False,
     ) -> VariableContext:
         meta = resource.get("metadata") if isinstance(resource.get("metadata"), dict) else {}
         request: dict[str, Any] = {"operation": operation, "namespace": meta.get("namespace") or ""}
+        if admission:
+            request.update(admission_fields(resource, operation))
         if operation == "DELETE":
             request["oldObject"] = resource
         else:

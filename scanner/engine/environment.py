@@ -35,6 +35,11 @@ class Environment:
     load_documents: Callable[[str], list[Any]] | None = None
     # what one rule evaluation may cost (steps, sizes and, with a timer, time)
     budget: Budget = field(default_factory=Budget)
+    # an admission request's fields (name, kind, resource, options ...) beside the CLI's object,
+    # namespace, operation and user: what Kyverno's webhook gives a policy
+    admission: bool = False
+    # (apiVersion, kind) -> cluster-scoped, as the cluster keeps it; None: the CLI's built-in list
+    cluster_scoped: Callable[[str, str], bool] | None = None
 
 
 def make_environment(
@@ -49,8 +54,10 @@ def make_environment(
     load_documents: Callable[[str], list[Any]] | None = None,
     monotonic: Callable[[], float] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    admission: bool = False,
+    cluster_scoped: Callable[[str, str], bool] | None = None,
 ) -> Environment:
     """``monotonic`` (seconds, e.g. ``time.monotonic``) enables the per-rule time limit."""
     evaluator = Evaluator(build_functions(now=now, load_yaml=load_yaml))
     return Environment(evaluator, values or Values(), loader, namespaces, param_resources, exceptions,
-                       load_documents, Budget(limits, monotonic))
+                       load_documents, Budget(limits, monotonic), admission, cluster_scoped)

@@ -73,7 +73,7 @@ class _Evaluation:
             self._ctx = VariableContext.for_resource(
                 self.resource, evaluator=self.env.evaluator, operation=self.request.operation,
                 user=self.request.user, values=values,
-                loader=self.env.loader, policy_namespace=self.policy.namespace,
+                loader=self.env.loader, policy_namespace=self.policy.namespace, admission=self.env.admission,
             )
         return self._ctx
 
@@ -181,8 +181,11 @@ class _Evaluation:
                 "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": view.namespace}}
         params = None
         if compiled.params is not None:
+            scoped = self.env.cluster_scoped
+            cluster_kind = (scoped(compiled.params.api_version, compiled.params.kind) if scoped is not None
+                            else is_cluster_scoped(compiled.params.kind))
             lookup = plan_param_lookup(compiled.params, resource_namespace=view.namespace,
-                                       param_kind_namespaced=not is_cluster_scoped(compiled.params.kind))
+                                       param_kind_namespaced=not cluster_kind)
             if lookup.error:
                 return RuleStatus.ERROR, lookup.error, ""
             params = [p for p in self.env.param_resources if _param_matches(p, lookup)]

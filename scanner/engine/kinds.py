@@ -7,6 +7,8 @@ is treated as namespaced and so gets namespace ``default`` when it has none (spe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 CLUSTER_SCOPED_KINDS: frozenset[str] = frozenset(
     {
         "APIService",
@@ -66,3 +68,75 @@ def not_found(api_version: str, resource: str, name: str) -> str:
     """The API server's text for a missing object of ``resource`` (a plural)."""
     group = api_version.rpartition("/")[0]
     return f'{resource}.{group} "{name}" not found' if group else f'{resource} "{name}" not found'
+
+
+# Custom kinds of widely deployed projects whose CRDs make them cluster-scoped, by (group, kind);
+# ``*`` stands for every kind of the group. A CRD found beside the objects decides before this.
+CLUSTER_SCOPED_CUSTOM: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("apiextensions.crossplane.io", "CompositeResourceDefinition"),
+        ("apiextensions.crossplane.io", "Composition"),
+        ("apiextensions.crossplane.io", "CompositionRevision"),
+        ("argoproj.io", "ClusterWorkflowTemplate"),
+        ("aquasecurity.github.io", "ClusterComplianceReport"),
+        ("aquasecurity.github.io", "ClusterConfigAuditReport"),
+        ("aquasecurity.github.io", "ClusterRbacAssessmentReport"),
+        ("aquasecurity.github.io", "ClusterVulnerabilityReport"),
+        ("cert-manager.io", "ClusterIssuer"),
+        ("cilium.io", "CiliumClusterwideEnvoyConfig"),
+        ("cilium.io", "CiliumClusterwideNetworkPolicy"),
+        ("cilium.io", "CiliumLoadBalancerIPPool"),
+        ("cilium.io", "CiliumNode"),
+        ("constraints.gatekeeper.sh", "*"),
+        ("crd.projectcalico.org", "BGPConfiguration"),
+        ("crd.projectcalico.org", "FelixConfiguration"),
+        ("crd.projectcalico.org", "GlobalNetworkPolicy"),
+        ("crd.projectcalico.org", "GlobalNetworkSet"),
+        ("crd.projectcalico.org", "IPPool"),
+        ("external-secrets.io", "ClusterExternalSecret"),
+        ("external-secrets.io", "ClusterSecretStore"),
+        ("gateway.networking.k8s.io", "GatewayClass"),
+        ("karpenter.k8s.aws", "EC2NodeClass"),
+        ("karpenter.sh", "NodeClaim"),
+        ("karpenter.sh", "NodePool"),
+        ("kueue.x-k8s.io", "ClusterQueue"),
+        ("kueue.x-k8s.io", "ResourceFlavor"),
+        ("kyverno.io", "ClusterCleanupPolicy"),
+        ("kyverno.io", "ClusterPolicy"),
+        ("kyverno.io", "GlobalContextEntry"),
+        ("pkg.crossplane.io", "Configuration"),
+        ("pkg.crossplane.io", "DeploymentRuntimeConfig"),
+        ("pkg.crossplane.io", "Function"),
+        ("pkg.crossplane.io", "Provider"),
+        ("policies.kyverno.io", "DeletingPolicy"),
+        ("policies.kyverno.io", "GeneratingPolicy"),
+        ("policies.kyverno.io", "ImageValidatingPolicy"),
+        ("policies.kyverno.io", "MutatingPolicy"),
+        ("policies.kyverno.io", "ValidatingPolicy"),
+        ("projectcalico.org", "GlobalNetworkPolicy"),
+        ("projectcalico.org", "GlobalNetworkSet"),
+        ("projectcalico.org", "IPPool"),
+        ("snapshot.storage.k8s.io", "VolumeSnapshotClass"),
+        ("snapshot.storage.k8s.io", "VolumeSnapshotContent"),
+        ("templates.gatekeeper.sh", "ConstraintTemplate"),
+        ("tekton.dev", "ClusterTask"),
+        ("trust.cert-manager.io", "Bundle"),
+        ("wgpolicyk8s.io", "ClusterPolicyReport"),
+    }
+)
+
+
+def cluster_scoped_in_cluster(api_version: str, kind: str,
+                              defined: Mapping[tuple[str, str], bool] | None = None) -> bool:
+    """Whether a real cluster keeps ``kind`` of ``api_version`` cluster-scoped: a CRD in ``defined``
+    ((group, kind) -> cluster-scoped) decides first, then the built-in kinds, then the well-known
+    custom kinds. Unlike the CLI's view (:func:`is_cluster_scoped`), a custom kind is not taken
+    for namespaced only because it is not built in."""
+    group = api_version.rpartition("/")[0]
+    if defined:
+        found = defined.get((group, kind))
+        if found is not None:
+            return found
+    if "." not in group or (group.endswith(".k8s.io") and (group, kind) not in CLUSTER_SCOPED_CUSTOM):
+        return is_cluster_scoped(kind)
+    return (group, kind) in CLUSTER_SCOPED_CUSTOM or (group, "*") in CLUSTER_SCOPED_CUSTOM
