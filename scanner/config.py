@@ -415,7 +415,7 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
                   "helm": r.helm(s, keys), "gitops": r.switch(s, keys, "gitops"),
                   "repository_urls": r.strings(s.get("repository_urls"), [*keys, "repository_urls"]),
                   "kustomize_roots": _kustomize_roots(r, s.get("kustomize_roots"), [*keys, "kustomize_roots"]),
-                  "cluster": r.string(s.get("cluster"), [*keys, "cluster"]) or ""}
+                  "cluster": r.string(s["cluster"], [*keys, "cluster"], required=True) if "cluster" in s else ""}
         if kind == "git":
             sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"], with_path=False), **common))
         else:
