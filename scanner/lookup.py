@@ -23,6 +23,8 @@ from scanner.engine.context import ContextError, ContextLoader
 from scanner.engine.kinds import cluster_scoped_in_cluster, not_found, plural
 
 NOT_SERVED = "the server could not find the requested resource"
+BUILT_IN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
 Key = tuple[str, str]  # (group/version or stored group, resource name)
 Ident = tuple[str, str]  # (namespace, name)
 
@@ -91,6 +93,24 @@ class ResourceLookup:
         self._sorted.pop(key, None)
         if kind == "Namespace" and api_version == "v1" and ident[1]:
             self.namespaces[ident[1]] = resource
+
+    def add_namespaces(self) -> None:
+        """The Namespaces a real cluster has beside those loaded: the built-in ones and those its
+        objects live in (an object exists only in an existing Namespace), each with the label
+        the API server gives every Namespace (``kubernetes.io/metadata.name``)."""
+        key = self._key("v1", "namespaces")
+        stored = self._items.setdefault(key, {})
+        wanted = set(BUILT_IN_NAMESPACES)
+        for objects in self._items.values():
+            wanted.update(namespace for namespace, _ in objects if namespace)
+        for name in sorted(wanted - set(self.namespaces)):
+            self.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        for ident, namespace in list(stored.items()):
+            meta = namespace.get("metadata") if isinstance(namespace.get("metadata"), dict) else {}
+            labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+            if ident[1] and labels.get(NAME_LABEL) != ident[1]:
+                labeled = {**namespace, "metadata": {**meta, "labels": {**labels, NAME_LABEL: ident[1]}}}
+                stored[ident] = self.namespaces[ident[1]] = labeled
 
     def objects(self) -> Iterator[dict]:
         """Every stored object."""
@@ -199,6 +219,7 @@ def cluster_of(resources: Iterable[dict]) -> ResourceLookup:
                 str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")):
             del meta["namespace"]
         lookup.add(obj)
+    lookup.add_namespaces()
     return lookup
 
 

@@ -194,6 +194,7 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
     setup: EvaluationSetup = _WORKER["setup"]
     cluster: _ClusterEvaluation = _WORKER["clusters"].get(setup.clusters.get(source, source)) or _WORKER["alone"]
     env, labels = cluster.env, cluster.labels
+    base_env, admitting = env, cluster.lookup is not None
     intern = sys.intern
     values = env.values
     plain = Request(namespace_labels=labels)  # no per-resource values: one request for all
@@ -212,7 +213,7 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
             if values.global_values or values.resource_values:
                 request = Request(operation=values.operation(policy.name, view.name), namespace_labels=labels)
                 seen, seen_view = values.seen_by(policy.name, data, view)
-            env = cluster.for_request(data, request.operation, known)
+            env = cluster.for_request(data, request.operation, known) if admitting else base_env
             for r in evaluate_policy(policy, seen, request, seen_view, env):
                 # ``_value_``: the member's plain string, without the enum's ``value`` property; the
                 # names are the policy's and rule's own strings, shared already

@@ -271,3 +271,28 @@ def test_api_call_default_applies_to_an_unknown_path(cluster: bool, status: Rule
     [result] = evaluate_policy(policy, _obj("v1", "Pod", "p", "apps"), Request(), None,
                                make_environment(loader=lookup, admission=cluster))
     assert result.status is status, result.message
+
+
+@pytest.mark.parametrize(("path", "found"), [
+    pytest.param("/api/v1/namespaces/default", True, id="built-in-default"),
+    pytest.param("/api/v1/namespaces/kube-system", True, id="built-in-kube-system"),
+    pytest.param("/api/v1/namespaces/shop", True, id="namespace-an-object-lives-in"),
+    pytest.param("/api/v1/namespaces/elsewhere", False, id="namespace-nothing-lives-in"),
+])
+def test_cluster_has_the_namespaces_its_objects_need(path: str, found: bool) -> None:
+    lookup = cluster_of([_obj("v1", "ConfigMap", "c", "shop")])
+    try:
+        answer = lookup.api_call(path, "GET", None)
+    except ContextError:
+        answer = None
+    assert (answer is not None) is found
+    if answer is not None:
+        name = path.rsplit("/", 1)[1]
+        assert answer["metadata"]["labels"] == {"kubernetes.io/metadata.name": name}
+
+
+def test_cluster_labels_every_namespace_with_its_name() -> None:
+    declared = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "a"}}}
+    lookup = cluster_of([declared])
+    assert lookup.namespace_labels("shop") == {"team": "a", "kubernetes.io/metadata.name": "shop"}
+    assert declared["metadata"]["labels"] == {"team": "a"}  # the loaded object is left as written
