@@ -66,7 +66,14 @@ class TestCluster:
 
     def missing_namespace(self, resource: dict, values_labels: Callable[[str], dict | None]) -> str | None:
         """Why the CLI cannot apply policies to ``resource`` (its Namespace is not in the cluster),
-        or None."""
+        or None.
+
+        With ``clusterResources`` the CLI runs with ``Cluster`` set and, when the values give no
+        labels for the resource's namespace, GETs that Namespace from its fake client
+        (``processor/policy_processor.go``); the fake dynamic client's object tracker answers
+        NotFound for an object it was not given, and ``kyverno test`` fails the whole test with
+        "failed to run test (failed to apply policies on resource ...)". Kyverno's own suites with
+        such resources (``test/cli/test-context-apicall``) are not among those its CI runs."""
         if self.cluster is None or resource.get("kind") == "Namespace":
             return None
         meta = resource.get("metadata") or {}
