@@ -112,10 +112,12 @@ class ResourceLookup:
                 labeled = {**namespace, "metadata": {**meta, "labels": {**labels, NAME_LABEL: ident[1]}}}
                 stored[ident] = self.namespaces[ident[1]] = labeled
 
-    def objects(self) -> Iterator[dict]:
-        """Every stored object."""
+    def objects(self, kinds: set[tuple[str, str]] | None = None) -> Iterator[dict]:
+        """Every stored object, or those of the (apiVersion, kind) pairs ``kinds``."""
         for stored in self._items.values():
-            yield from stored.values()
+            for obj in stored.values():
+                if kinds is None or (obj.get("apiVersion"), obj.get("kind")) in kinds:
+                    yield obj
 
     def namespace_labels(self, namespace: str) -> dict[str, Any] | None:
         found = self.namespaces.get(namespace)
@@ -254,6 +256,18 @@ def _selectors(block: Any) -> bool:
     filters = [block, *(block.get("any") or []), *(block.get("all") or [])]
     return any(isinstance(f, dict) and isinstance(f.get("resources"), dict)
                and f["resources"].get("namespaceSelector") is not None for f in filters)
+
+
+def param_kinds(raw_policies: Iterable[dict]) -> set[tuple[str, str]]:
+    """The (apiVersion, kind) of every CEL ``paramKind`` the policies' rules name."""
+    found = set()
+    for policy in raw_policies:
+        for rule in (policy.get("spec") or {}).get("rules") or []:
+            cel = ((rule.get("validate") or {}).get("cel") or {}) if isinstance(rule, dict) else {}
+            kind = cel.get("paramKind") if isinstance(cel, dict) else None
+            if isinstance(kind, dict):
+                found.add((str(kind.get("apiVersion") or ""), str(kind.get("kind") or "")))
+    return found
 
 
 def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:

@@ -28,7 +28,7 @@ from scanner.engine.kinds import cluster_scoped_in_cluster
 from scanner.engine.match import Request
 from scanner.engine.policy import Policy
 from scanner.engine.values import Values
-from scanner.lookup import ResourceLookup
+from scanner.lookup import ResourceLookup, param_kinds
 from scanner.runtime import collect_less_often
 from scanner.sources.documents import Origin
 from scanner.sources.export import ExportSource
@@ -105,7 +105,7 @@ class _ClusterEvaluation:
         self.env = make_environment(
             now=lambda: setup.started_at, load_yaml=load_yaml_value, values=setup.values, exceptions=exceptions,
             load_documents=load_yaml_values, loader=lookup, namespaces=lookup.namespaces if lookup else None,
-            param_resources=tuple(lookup.objects()) if lookup else (), admission=True,
+            param_resources=tuple(lookup.objects(param_kinds(setup.policies))) if lookup else (), admission=True,
             cluster_scoped=lookup.is_cluster_scoped if lookup else None, monotonic=time.monotonic)
         values = setup.values
 

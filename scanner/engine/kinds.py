@@ -1,8 +1,11 @@
-"""Kinds as the Kyverno CLI and the API server see them: which are cluster-scoped (as the CLI
-decides when it loads resources), their resource names, and the API server's not-found text.
+"""Kinds as the Kyverno CLI and the API server see them: which are cluster-scoped, their
+resource names, and the API server's not-found text.
 
-Only the built-in core kinds below are cluster-scoped; every other kind, CRDs included,
-is treated as namespaced and so gets namespace ``default`` when it has none (spec 0.3).
+The CLI's view (:func:`is_cluster_scoped`, used when loading resources): only the built-in core
+kinds below are cluster-scoped; every other kind, CRDs included, is treated as namespaced and so
+gets namespace ``default`` when it has none (spec 0.3). A real cluster's view
+(:func:`cluster_scoped_in_cluster`): a custom kind is cluster-scoped when its CRD says so, or when
+it is a well-known cluster-scoped kind of a widely deployed project.
 """
 
 from __future__ import annotations

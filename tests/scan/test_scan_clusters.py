@@ -104,3 +104,49 @@ def test_scan_cluster_scoped_kinds_get_no_namespace(project: Project, capsys, ki
         found = {(r.resource.kind, r.resource.namespace) for r in store.iter_run_results(store.latest_run_id())
                  if r.rule == "team"}
     assert found == {(kind, namespace)}
+
+
+CEL_PARAMS = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: replica-limit}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: limit
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    validate:
+      cel:
+        paramKind: {apiVersion: example.io/v1, kind: ReplicaLimit}
+        paramRef: {name: limits, parameterNotFoundAction: Deny}
+        expressions:
+        - {expression: "object.spec.replicas <= params.max", message: too many replicas}
+"""
+LIMIT_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: replicalimits.example.io}
+spec:
+  group: example.io
+  scope: Cluster
+  names: {kind: ReplicaLimit, plural: replicalimits}
+  versions: [{name: v1, served: true, storage: true}]
+"""
+
+
+@pytest.mark.parametrize(("replicas", "status"), [
+    pytest.param(2, "pass", id="within-the-cluster-scoped-parameter"),
+    pytest.param(9, "fail", id="beyond-the-cluster-scoped-parameter"),
+])
+def test_scan_cel_parameters_of_a_cluster_scoped_kind(project: Project, capsys, replicas: int, status: str) -> None:
+    (project.base / "policies" / "replica-limit.yaml").write_text(CEL_PARAMS)
+    project.commit({"crd.yaml": LIMIT_CRD,
+                    "limit.yaml": "apiVersion: example.io/v1\nkind: ReplicaLimit\nmetadata: {name: limits}\nmax: 3\n",
+                    "deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: apps}\n"
+                                   f"spec: {{replicas: {replicas}}}\n"})
+    main(["scan", "--config", str(project.config()), "-q", "-j", "1"])
+    capsys.readouterr()
+    with Store(f"sqlite:///{project.db}") as store:
+        found = {r.resource.name: str(r.status) for r in store.iter_run_results(store.latest_run_id())
+                 if r.rule == "limit"}
+    assert found == {"web": status}
