@@ -21,6 +21,7 @@ from typing import Any
 from scanner.engine.api_paths import group_of, served_kind, stored_as
 from scanner.engine.context import ContextError, ContextLoader
 from scanner.engine.kinds import cluster_scoped_in_cluster, not_found, plural
+from scanner.lookup_query import query_filter
 
 NOT_SERVED = "the server could not find the requested resource"
 BUILT_IN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -149,7 +150,7 @@ class ResourceLookup:
         if method.upper() != "GET":
             raise ContextError(f"offline API calls answer GET only, not {method} {url_path}")
         path, _, query = url_path.partition("?")
-        if query:  # selectors and paging would need an API server; ignoring them would miscount
+        if query and not self.cluster:  # the CLI's fake server: ignoring them would miscount
             raise ContextError(f"not supported: query parameters in an offline API call ({url_path})")
         parts = [p for p in path.split("/") if p]
         if len(parts) >= 2 and parts[0] == "api":
@@ -167,7 +168,13 @@ class ResourceLookup:
         if kind is None:
             raise ContextError(f"failed to GET resource with raw url: {url_path}: {NOT_SERVED}")
         if len(rest) == 1:
-            return self._list(api_version, rest[0], kind, namespace, hidden)
+            listed = self._list(api_version, rest[0], kind, namespace, hidden)
+            if query:
+                keep = query_filter(query, url_path)
+                listed["items"] = [item for item in listed["items"] if keep(item)]
+            return listed
+        if query:
+            raise ContextError(f"not supported: query parameters of a GET of one object ({url_path})")
         return self._get(api_version, rest[0], namespace or "", rest[1], url_path, hidden)
 
     def _served(self, api_version: str, resource: str) -> str | None:
