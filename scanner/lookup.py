@@ -279,7 +279,8 @@ def param_kinds(raw_policies: Iterable[dict]) -> set[tuple[str, str]]:
 
 def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:
     """Whether any policy reads cluster data: apiCall or configMap context entries, a
-    namespaceSelector in match/exclude or in failure action overrides, or CEL parameters."""
+    namespaceSelector in match/exclude or in failure action overrides, CEL parameters or CEL's
+    ``namespaceObject``."""
     for policy in raw_policies:
         spec = policy.get("spec") or {}
         if spec.get("paramKind") is not None:
@@ -296,7 +297,7 @@ def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:
             if _selectors(rule.get("match")) or _selectors(rule.get("exclude")):
                 return True
             cel = (rule.get("validate") or {}).get("cel")
-            if isinstance(cel, dict) and cel.get("paramKind") is not None:
+            if isinstance(cel, dict) and (cel.get("paramKind") is not None or "namespaceObject" in repr(cel)):
                 return True
             overrides = (rule.get("validate") or {}).get("failureActionOverrides") or []
             if any(isinstance(o, dict) and o.get("namespaceSelector") is not None for o in overrides):

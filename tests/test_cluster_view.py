@@ -16,7 +16,7 @@ from scanner.engine.kinds import cluster_scoped_in_cluster
 from scanner.engine.match import Request
 from scanner.engine.policy import parse_policy
 from scanner.engine.types import RuleStatus
-from scanner.lookup import ResourceLookup, cluster_of
+from scanner.lookup import ResourceLookup, cluster_of, policies_need_lookup
 
 
 def _obj(api_version: str, kind: str, name: str, namespace: str = "", **extra: object) -> dict:
@@ -296,3 +296,28 @@ def test_cluster_labels_every_namespace_with_its_name() -> None:
     lookup = cluster_of([declared])
     assert lookup.namespace_labels("shop") == {"team": "a", "kubernetes.io/metadata.name": "shop"}
     assert declared["metadata"]["labels"] == {"team": "a"}  # the loaded object is left as written
+
+
+def _rule(**parts: object) -> dict:
+    return {"spec": {"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, **parts}]}}
+
+
+@pytest.mark.parametrize(("policy", "needed"), [
+    pytest.param(_rule(validate={"pattern": {"x": 1}}), False, id="pattern-only"),
+    pytest.param(_rule(context=[{"name": "a", "apiCall": {"urlPath": "/api/v1/pods"}}]), True, id="api-call"),
+    pytest.param(_rule(context=[{"name": "a", "configMap": {"name": "c"}}]), True, id="config-map"),
+    pytest.param(_rule(validate={"foreach": [{"list": "x", "context": [{"name": "a", "apiCall": {}}]}]}), True,
+                 id="api-call-in-foreach"),
+    pytest.param(_rule(match={"any": [{"resources": {"kinds": ["Pod"], "namespaceSelector": {}}}]}), True,
+                 id="namespace-selector"),
+    pytest.param(_rule(validate={"cel": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}}}), True,
+                 id="cel-parameters"),
+    pytest.param(_rule(validate={"cel": {"expressions": [{"expression": "namespaceObject.metadata.name == 'a'"}]}}),
+                 True, id="cel-namespace-object"),
+    pytest.param(_rule(validate={"cel": {"expressions": [{"expression": "object.metadata.name == 'a'"}]}}), False,
+                 id="cel-object-only"),
+    pytest.param({"spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}}}, True,
+                 id="admission-policy-parameters"),
+])
+def test_policies_need_lookup(policy: dict, needed: bool) -> None:
+    assert policies_need_lookup([policy]) is needed
