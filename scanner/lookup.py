@@ -73,8 +73,8 @@ class ResourceLookup:
         """Whether the cluster keeps ``kind`` cluster-scoped (its CRD, else the known kinds)."""
         return cluster_scoped_in_cluster(api_version, kind, self.scopes)
 
-    def _key(self, api_version: str, resource: str) -> Key:
-        return stored_as(api_version, resource) if self.cluster else (api_version, resource)
+    def _key(self, api_version: str, kind: str, resource: str) -> Key:
+        return stored_as(api_version, kind, resource) if self.cluster else (api_version, resource)
 
     def _resource_name(self, api_version: str, kind: str) -> str:
         return self._plurals.get((group_of(api_version), kind)) or plural(kind)
@@ -85,7 +85,7 @@ class ResourceLookup:
             return
         name = self._resource_name(api_version, kind)
         self._kinds.setdefault((api_version, name), kind)
-        key = self._key(api_version, name)
+        key = self._key(api_version, kind, name)
         stored = self._items.setdefault(key, {})
         ident = _namespace_and_name(resource)
         if ident in stored:
@@ -99,7 +99,7 @@ class ResourceLookup:
         """The Namespaces a real cluster has beside those loaded: the built-in ones and those its
         objects live in (an object exists only in an existing Namespace), each with the label
         the API server gives every Namespace (``kubernetes.io/metadata.name``)."""
-        key = self._key("v1", "namespaces")
+        key = self._key("v1", "Namespace", "namespaces")
         stored = self._items.setdefault(key, {})
         wanted = set(BUILT_IN_NAMESPACES)
         for objects in self._items.values():
@@ -133,13 +133,13 @@ class ResourceLookup:
         api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
         if not api_version or not kind:
             return self
-        return _Admitting(self, (self._key(api_version, self._resource_name(api_version, kind)),
+        return _Admitting(self, (self._key(api_version, kind, self._resource_name(api_version, kind)),
                                  _namespace_and_name(resource)))
 
     # -- ContextLoader -------------------------------------------------------------------
 
     def config_map(self, name: str, namespace: str, hidden: tuple[Key, Ident] | None = None) -> dict | None:
-        key = self._key("v1", "configmaps")
+        key = self._key("v1", "ConfigMap", "configmaps")
         if hidden is not None and hidden == (key, (namespace, name)):
             return None
         return self._items.get(key, {}).get((namespace, name))
@@ -175,7 +175,7 @@ class ResourceLookup:
             return listed
         if query:
             raise ContextError(f"not supported: query parameters of a GET of one object ({url_path})")
-        return self._get(api_version, rest[0], namespace or "", rest[1], url_path, hidden)
+        return self._get(api_version, kind, rest[0], namespace or "", rest[1], url_path, hidden)
 
     def _served(self, api_version: str, resource: str) -> str | None:
         """The kind served at ``api_version``/``resource``; the CLI's fake server answers any path."""
@@ -192,7 +192,7 @@ class ResourceLookup:
 
     def _list(self, api_version: str, resource: str, kind: str, namespace: str | None,
               hidden: tuple[Key, Ident] | None) -> dict:
-        key = self._key(api_version, resource)
+        key = self._key(api_version, kind, resource)
         stored = self._items.get(key, {})
         keys = self._sorted.get(key)
         if keys is None:
@@ -203,9 +203,9 @@ class ResourceLookup:
         return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {"resourceVersion": ""},
                 "items": items}
 
-    def _get(self, api_version: str, resource: str, namespace: str, name: str, url: str,
+    def _get(self, api_version: str, kind: str, resource: str, namespace: str, name: str, url: str,
              hidden: tuple[Key, Ident] | None) -> dict:
-        key = self._key(api_version, resource)
+        key = self._key(api_version, kind, resource)
         found = self._items.get(key, {}).get((namespace, name))
         if found is None or hidden == (key, (namespace, name)):
             raise ContextError(f"failed to GET resource with raw url: {url}: "

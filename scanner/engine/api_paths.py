@@ -1,12 +1,15 @@
 """API server paths: the namespace a path reaches (a namespaced policy's ``apiCall`` may reach only
 its own namespace, Kyverno's fix of CVE-2026-22039, whatever escapes and ``..`` the path holds),
-and which group/versions a current API server serves for each built-in resource."""
+which group/versions a current API server serves for each built-in resource, and which set of
+objects a path reads (one per resource, across the equivalent group/versions of
+:mod:`scanner.engine.api_versions`)."""
 
 from __future__ import annotations
 
 import re
 
 from scanner.engine import gopath
+from scanner.engine.api_versions import equivalent_versions
 from scanner.engine.kinds import plural
 
 _NAMESPACE_SEGMENT = re.compile(r"/namespaces/([^/]+)")
@@ -27,8 +30,7 @@ def namespace_problem(url_path: str, policy_namespace: str) -> str | None:
     return None
 
 
-# The group/versions a current API server serves for each built-in kind. A resource served under
-# several versions of its group is one set of objects (the server converts between versions).
+# The group/versions a current API server serves for each built-in kind: the paths it answers.
 _SERVED_TEXT = """
 v1: Binding ComponentStatus ConfigMap Endpoints Event LimitRange Namespace Node PersistentVolume
     PersistentVolumeClaim Pod PodTemplate ReplicationController ResourceQuota Secret Service ServiceAccount
@@ -53,19 +55,6 @@ scheduling.k8s.io/v1: PriorityClass
 storage.k8s.io/v1: CSIDriver CSINode CSIStorageCapacity StorageClass VolumeAttachment VolumeAttributesClass
 """
 
-# Resources that moved between groups: objects written under the old group are the objects the
-# new group serves (``extensions/v1beta1`` Deployments are ``apps/v1`` Deployments, and so on).
-_MOVED: dict[tuple[str, str], str] = {
-    ("extensions", "daemonsets"): "apps",
-    ("extensions", "deployments"): "apps",
-    ("extensions", "replicasets"): "apps",
-    ("extensions", "ingresses"): "networking.k8s.io",
-    ("extensions", "networkpolicies"): "networking.k8s.io",
-    ("extensions", "podsecuritypolicies"): "policy",
-    ("events.k8s.io", "events"): "",
-}
-
-
 def _served() -> dict[tuple[str, str], str]:
     served: dict[tuple[str, str], str] = {}
     for entry in re.split(r"\n(?=\S)", _SERVED_TEXT.strip()):
@@ -80,12 +69,16 @@ def group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
-def stored_as(api_version: str, resource: str) -> tuple[str, str]:
-    """The set of objects a group/version's ``resource`` belongs to, whatever version it is
-    written or read in: ``(group, resource)``, with resources that moved between groups under
-    their current group."""
-    group = group_of(api_version)
-    return _MOVED.get((group, resource), group), resource
+def stored_as(api_version: str, kind: str, resource: str) -> tuple[str, str]:
+    """The set of objects ``resource`` (of ``kind``) of a group/version belongs to, whatever
+    version it is written or read in: ``(group, resource)``, where the group is the one the
+    resource is served under today (the least, when two serve it: ``v1`` and ``events.k8s.io``
+    Events), after the equivalences of :func:`equivalent_versions` (an ``extensions/v1beta1``
+    Ingress is a ``networking.k8s.io`` Ingress)."""
+    group, _, version = api_version.rpartition("/")
+    served = [g for g, v in equivalent_versions(group, version, kind)
+              if (f"{g}/{v}" if g else v, resource) in BUILTIN_SERVED]
+    return (min(served) if served else group), resource
 
 
 def served_kind(api_version: str, resource: str) -> str | None:
