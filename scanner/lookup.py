@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from scanner.engine.api_paths import group_of, served_kind, stored_as
+from scanner.engine.api_paths import BUILTIN_SERVED, group_of, served_kind, stored_as
 from scanner.engine.context import ContextError, ContextLoader
 from scanner.engine.kinds import cluster_scoped_in_cluster, not_found, plural
 from scanner.lookup_query import query_filter
@@ -48,6 +48,7 @@ class ResourceLookup:
         self._plurals: dict[tuple[str, str], str] = {}  # (group, kind) -> resource name, from CRDs
         self._kinds: dict[tuple[str, str], str] = {}  # (group/version, resource) -> kind: paths served
         self.scopes: dict[tuple[str, str], bool] = {}  # (group, kind) -> cluster-scoped, from CRDs
+        self._custom: set[str] | None = None  # custom group/versions the cluster holds kinds of
         self.namespaces: dict[str, dict] = {}
         for resource in resources:
             self.add(resource)
@@ -68,6 +69,7 @@ class ResourceLookup:
         for version in [*versions, spec.get("version")]:
             if isinstance(version, str) and version:
                 self._kinds.setdefault((f"{group}/{version}" if group else version, resource), kind)
+                self._custom = None
 
     def is_cluster_scoped(self, api_version: str, kind: str) -> bool:
         """Whether the cluster keeps ``kind`` cluster-scoped (its CRD, else the known kinds)."""
@@ -84,7 +86,9 @@ class ResourceLookup:
         if not api_version or not kind:
             return
         name = self._resource_name(api_version, kind)
-        self._kinds.setdefault((api_version, name), kind)
+        if (api_version, name) not in self._kinds:
+            self._kinds[(api_version, name)] = kind
+            self._custom = None
         key = self._key(api_version, kind, name)
         stored = self._items.setdefault(key, {})
         ident = _namespace_and_name(resource)
@@ -178,11 +182,23 @@ class ResourceLookup:
         return self._get(api_version, kind, rest[0], namespace or "", rest[1], url_path, hidden)
 
     def _served(self, api_version: str, resource: str) -> str | None:
-        """The kind served at ``api_version``/``resource``; the CLI's fake server answers any path."""
+        """The kind served at ``api_version``/``resource``, or None when a real cluster serves no
+        such path: one of its built-in resources, a kind it holds objects or a CRD of, or a
+        resource of a custom group/version it holds such kinds of (a project's CRDs are installed
+        together, often from outside the scanned sources). The CLI's fake server answers any path."""
         kind = self._kinds.get((api_version, resource))
-        if self.cluster:
-            return kind or served_kind(api_version, resource)
-        return kind or resource
+        if not self.cluster:
+            return kind or resource
+        kind = kind or served_kind(api_version, resource)
+        if kind is None and api_version in self._custom_versions():
+            return resource
+        return kind
+
+    def _custom_versions(self) -> set[str]:
+        if self._custom is None:
+            built_in = {version for version, _ in BUILTIN_SERVED}
+            self._custom = {version for version, _ in self._kinds if version not in built_in and "/" in version}
+        return self._custom
 
     def _as_read(self, obj: dict, api_version: str) -> dict:
         """``obj`` as read at ``api_version`` (the server answers in the version asked for)."""

@@ -321,3 +321,21 @@ def _rule(**parts: object) -> dict:
 ])
 def test_policies_need_lookup(policy: dict, needed: bool) -> None:
     assert policies_need_lookup([policy]) is needed
+
+
+@pytest.mark.parametrize(("path", "served"), [
+    pytest.param("/apis/policy.linkerd.io/v1beta1/namespaces/apps/httproutes", True,
+                 id="resource-of-a-custom-group-version-the-cluster-holds"),
+    pytest.param("/apis/policy.linkerd.io/v1alpha9/namespaces/apps/httproutes", False,
+                 id="other-version-of-that-group"),
+    pytest.param("/apis/example.io/v1/widgets", False, id="group-the-cluster-holds-nothing-of"),
+    pytest.param("/apis/apps/v1/widgets", False, id="built-in-group-serves-only-its-resources"),
+])
+def test_cluster_serves_the_resources_of_installed_custom_groups(path: str, served: bool) -> None:
+    lookup = cluster_of([_obj("policy.linkerd.io/v1beta1", "Server", "s", "apps"), _obj("apps/v1", "Deployment", "d")])
+    try:
+        items = lookup.api_call(path, "GET", None)["items"]
+    except ContextError as exc:
+        assert "could not find the requested resource" in str(exc)
+        items = None
+    assert (items == []) is served
