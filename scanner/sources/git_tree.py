@@ -169,7 +169,9 @@ class GitTree:
                 self.gitlinks.append(relpath)
                 continue
             symlinks = symlinks or mode == _SYMLINK
-            self.blobs[relpath] = _Blob(oid.decode(), int(size))
+            # a blob missing from the clone is listed with size "-": it fails when read (a located
+            # error of its file), not the whole commit
+            self.blobs[relpath] = _Blob(oid.decode(), int(size) if size.isdigit() else 0)
             folder = posixpath.dirname(relpath)
             while folder not in self.folders:
                 self.folders.add(folder)

@@ -197,3 +197,34 @@ def test_a_password_in_the_url_is_never_stored_or_on_a_command_line(tmp_path, or
     for text in (config, trace.read_text(), str(failed), "".join(os.listdir(tmp_path / "cache"))):
         assert secret not in text and encoded not in text and "wrong" not in text
     assert [r.kind for r in failed] == ["git"] and "http://127.0.0.1" in failed[0].message
+
+
+def test_git_tree_blob_missing_from_the_clone_fails_its_file_only(tmp_path):
+    import subprocess
+
+    from scanner.sources.documents import Origin
+    from scanner.sources.git_tree import GitTree
+    from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
+    from scanner.sources.tree import TreeOptions, scan_tree
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                              env=env).stdout.strip()
+
+    git("init", "-q")
+    (repo / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\n")
+    (repo / "b.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: x}\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "two files")
+    oid = git("rev-parse", "HEAD:b.yaml")
+    (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()  # a damaged or partial clone
+    items = list(scan_tree(GitTree(str(repo), git("rev-parse", "HEAD")), Origin("s", "git"), TreeOptions(),
+                           SourceStats()))
+    assert [r.identity.name for r in items if isinstance(r, Resource)] == ["a"]
+    [error] = [e for e in items if isinstance(e, ErrorRecord)]
+    assert error.location.path == "b.yaml" and "missing from the clone" in error.message
