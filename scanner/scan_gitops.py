@@ -16,7 +16,6 @@ from scanner.sources.gitops.discover import SearchedSource, discover
 from scanner.sources.gitops.urls import repository_key
 from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord
-from scanner.sources.tree import TreeOptions
 
 NOT_SCANNED = "not-scanned"
 
@@ -52,18 +51,9 @@ def with_entry_points(sources: list[SourceConfig], tasks: dict[str, list[ShardTa
     updated = dict(tasks)
     for name, entries in plan.entries.items():
         if name in searched:
-            updated[name] = [replace(t, tree=_with(t.tree, tuple(entries))) for t in tasks[name]]
+            updated[name] = [replace(t, tree=replace(t.tree, gitops=tuple(entries))) for t in tasks[name]]
     records = [ErrorRecord(n.declared.source, NOT_SCANNED, f"not scanned: {n.target} ({n.reason}; deployed by "
                            f"{n.declared.kind} {n.declared.namespace}/{n.declared.name})",
                            Location(n.declared.path, n.declared.line)) for n in plan.not_scanned]
     return updated, records
 
-
-def _with(options: TreeOptions, entries: tuple) -> TreeOptions:
-    return replace(options, gitops=entries)
-
-
-def _location(path: str, line: int | None):
-    from scanner.errors import Location
-
-    return Location(path, line)

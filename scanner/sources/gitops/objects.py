@@ -14,10 +14,12 @@ scanned and why.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
@@ -270,9 +272,6 @@ def _flux_kustomization(spec: dict, declared: Declared, catalog: Catalog) -> Fou
 
 def _data_of(ref: dict, namespace: str, catalog: Catalog) -> dict[str, str]:
     """The data of a ConfigMap or Secret a Flux object refers to (Secret data decoded)."""
-    import base64
-    import binascii
-
     kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
     found = catalog.get(kind, namespace, name)
     if found is None:
@@ -378,18 +377,18 @@ def _argo_application(spec: dict, declared: Declared, catalog: Catalog, data: di
                 continue
         if kustomize is not None:
             images = [_argo_image(i) for i in kustomize.get("images") or []]
-            entry = _replace(entry, name_prefix=str(kustomize.get("namePrefix") or ""),
+            entry = replace(entry, name_prefix=str(kustomize.get("namePrefix") or ""),
                              name_suffix=str(kustomize.get("nameSuffix") or ""),
                              patches=json.dumps(kustomize.get("patches") or []), images=json.dumps(images))
             if kustomize.get("namespace"):
-                entry = _replace(entry, namespace=str(kustomize["namespace"]), set_namespace=True)
+                entry = replace(entry, namespace=str(kustomize["namespace"]), set_namespace=True)
         if directory is not None:
-            entry = _replace(entry, recurse=bool(directory.get("recurse")), include=str(directory.get("include") or ""),
+            entry = replace(entry, recurse=bool(directory.get("recurse")), include=str(directory.get("include") or ""),
                              exclude=str(directory.get("exclude") or ""))
         elif renderer == "auto":
-            entry = _replace(entry, recurse=False)
+            entry = replace(entry, recurse=False)
         if renderer in ("auto", "helm") and entry.release is None:
-            entry = _replace(entry, release=declared.name)
+            entry = replace(entry, release=declared.name)
         found.append(entry)
     return found
 
@@ -416,7 +415,7 @@ def _argo_helm(entry: EntryPoint, helm: dict, path: str, refs: dict[str, dict], 
         values = _merge(values, helm["valuesObject"])
     parameters = tuple((str(p.get("name")), str(p.get("value", "")), bool(p.get("forceString")))
                        for p in helm.get("parameters") or [] if isinstance(p, dict) and p.get("name"))
-    return _replace(entry, release=str(helm.get("releaseName") or declared.name), values=json.dumps(values),
+    return replace(entry, release=str(helm.get("releaseName") or declared.name), values=json.dumps(values),
                     values_files=tuple(files), set_values=parameters)
 
 
@@ -436,8 +435,3 @@ def _argo_image(image: Any) -> dict:
         entry["digest"] = digest
     return entry
 
-
-def _replace(entry: EntryPoint, **changes: Any) -> EntryPoint:
-    import dataclasses
-
-    return dataclasses.replace(entry, **changes)

@@ -21,14 +21,13 @@ from typing import Any
 
 import yaml
 
-from scanner.engine.kinds import is_cluster_scoped
 from scanner.errors import Location, ManifestError
 from scanner.sources.documents import Origin, SourceItem, resource_from_document
 from scanner.sources.file_tree import FileTree
 from scanner.sources.gitops.objects import EntryPoint
 from scanner.sources.gitops.substitute import substitute_object
 from scanner.sources.helm.charts import CHART_FILE, read_chart
-from scanner.sources.helm.releases import PlannedRelease, rendered_items
+from scanner.sources.helm.releases import PlannedRelease, in_namespace, rendered_items
 from scanner.sources.helm.render import HelmNotFound, Release, find_helm, render_chart
 from scanner.sources.kustomize import KUSTOMIZATION_FILES, find_renderer, run_renderer
 from scanner.sources.kustomize_locate import OriginLocator
@@ -212,17 +211,10 @@ def _argo_glob(patterns: str, relpath: str) -> bool:
 def _item(entry: EntryPoint, data: Any, path: str, counts: dict[str, int], origin: Origin, stats: SourceStats,
           line: int | None = None, patches: tuple[str, ...] = (), document: int | None = None) -> Iterator[SourceItem]:
     if isinstance(data, dict) and entry.namespace:
-        kind, metadata = data.get("kind"), data.get("metadata")
-        if isinstance(kind, str) and isinstance(metadata, dict) and not metadata.get("namespace") \
-                and not is_cluster_scoped(kind):
-            metadata["namespace"] = entry.namespace
+        in_namespace(data, entry.namespace)
     index = counts[path] = counts.get(path, -1) + 1
     item = resource_from_document(YamlDocument(data, path, index if document is None else document, line or 0), path,
                                   origin, stats, entry.declared.kind, overlay=entry.label, patches=patches)
     if item is not None:
         yield item
 
-
-def covered_folder(entry: EntryPoint) -> str:
-    """The folder (source-relative) whose files the entry point's rendering reads."""
-    return posixpath.normpath(entry.path) if entry.path else ""

@@ -110,7 +110,7 @@ def rendered_items(output: ChartOutput, planned: PlannedRelease, origin: Origin,
         stats.documents += 1
         data = obj.data
         if isinstance(data, dict):
-            _in_release_namespace(data, planned.release.namespace)
+            in_namespace(data, planned.release.namespace)
         path = posixpath.join(chart.folder, obj.template)
         index = counts[path] = counts.get(path, -1) + 1
         item = resource_from_document(YamlDocument(data, path, index, obj.line), path, origin, stats, "helm",
@@ -128,8 +128,9 @@ def release_label(planned: PlannedRelease, via: str | None = None) -> str:
     return f"{via}: {chart}" if via else chart
 
 
-def _in_release_namespace(data: dict, namespace: str) -> None:
-    """A namespaced object without a namespace is created in the release's namespace."""
+def in_namespace(data: dict, namespace: str) -> None:
+    """A namespaced object without a namespace is created in ``namespace`` (a release's, or a
+    GitOps destination's)."""
     kind = data.get("kind")
     metadata = data.get("metadata")
     if isinstance(kind, str) and isinstance(metadata, dict) and not metadata.get("namespace") \

@@ -74,13 +74,6 @@ def find_helm(path: str | None = None) -> str:
     return binary
 
 
-def helm_version(binary: str) -> str:
-    """``helm version --short`` of ``binary`` (for provenance: which renderer produced a result)."""
-    proc = subprocess.run([binary, "version", "--short"], capture_output=True, text=True, timeout=30,
-                          check=False, env=_scrubbed_env(tempfile.gettempdir()))
-    return proc.stdout.strip()
-
-
 def render_chart(helm: str, chart: Chart, chart_dir: str, release: Release, timeout: float) -> ChartOutput:
     """The objects of ``chart`` (on disk at ``chart_dir``) rendered for ``release``."""
     missing = missing_dependencies(chart, chart_dir)
