@@ -70,12 +70,16 @@ spec:
     match: {any: [{resources: {kinds: [ConfigMap]}}]}
     validate:
       message: slow
-      deny:
-        conditions:
-          any:
-          - key: "{{ regex_match('^(a|a)*$', request.object.data.v) }}"
-            operator: Equals
-            value: true
+      foreach:
+      - list: request.object.spec.items
+        foreach:
+        - list: request.object.spec.items
+          deny:
+            conditions:
+              any:
+              - key: "{{ element }}"
+                operator: Equals
+                value: -1
 """
 
 
@@ -479,9 +483,11 @@ def _alive(pid: int) -> bool:
 def test_sigterm_ends_the_scan_and_its_busy_workers(tmp_path: pathlib.Path) -> None:
     space = Workspace(tmp_path, f"sqlite:///{tmp_path}/s.db")
     (space.base / "policies" / "slow.yaml").write_text(SLOW_POLICY)
-    # enough objects that both workers evaluate for many seconds (a regex no longer backtracks)
+    # a nested foreach of 90,000 elements per object (within the rule's step budget): both
+    # workers evaluate for many seconds
+    items = ", ".join(str(k) for k in range(300))
     space.manifests({f"c{i}.yaml": "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}-{j}, "
-                                           f"namespace: x}}\ndata: {{v: {'a' * 40}b}}\n" for j in range(15000))
+                                           f"namespace: x}}\nspec: {{items: [{items}]}}\n" for j in range(100))
                      for i in range(2)})
     scan = subprocess.Popen([sys.executable, "-m", "scanner.cli", "scan", "--config", str(space.config()), "-q",
                              "--jobs", "2"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -500,12 +506,13 @@ def test_sigterm_ends_the_scan_and_its_busy_workers(tmp_path: pathlib.Path) -> N
         assert busy, "no worker became busy evaluating"
         tree = _descendants(scan.pid)
         scan.send_signal(signal.SIGTERM)  # the scan's process alone, as `kill` does
-        code = scan.wait(timeout=30)
+        _, errors = scan.communicate(timeout=30)  # (read: a full pipe would block the scan)
+        code = scan.returncode
         end = time.monotonic() + 10
         while time.monotonic() < end and any(_alive(p) for p in tree):
             time.sleep(0.2)
         assert [p for p in tree if _alive(p)] == []
-        assert code == 128 + signal.SIGTERM
+        assert code == 128 + signal.SIGTERM, errors
         with Store(f"sqlite:///{tmp_path}/s.db", read_only=True) as store:
             assert [r.status for r in store.list_runs()] in ([], [RunStatus.INTERRUPTED])
     finally:  # nothing left behind, whatever happened (workers ignore SIGTERM)
