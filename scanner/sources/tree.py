@@ -24,7 +24,17 @@ from scanner.sources.file_tree import DISK, FileTree
 from scanner.sources.gitops.objects import EntryPoint
 from scanner.sources.gitops.render import render_entry
 from scanner.sources.helm.charts import chart_folders, in_folders
+from scanner.sources.helm.kustomize import (
+    GENERATOR,
+    ChartLocator,
+    HelmForKustomize,
+    KustomizeChart,
+    chart_problem,
+    inflated_chart_folders,
+    reached_charts,
+)
 from scanner.sources.helm.releases import scan_charts
+from scanner.sources.helm.render import HelmNotFound, find_helm
 from scanner.sources.kustomize import (
     KUSTOMIZATION_FILES,
     KustomizeMode,
@@ -115,11 +125,25 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
             stats.errors += 1
             yield ErrorRecord(origin.source, "render", "kustomize_roots entry is not a folder with a "
                               "kustomization (kind: Kustomization)", Location(root or "."))
+    command = find_renderer(options.kustomize)
+    rendering = command is not None and bool(render_plan.overlays)
+    inflated = inflated_chart_folders(tree, render_plan.kustomizations) if rendering else ()
+    if inflated:  # charts a kustomization inflates are rendered by kustomize, in its overlays
+        charts = tuple(c for c in charts if not in_folders(c + "/", inflated))
     yield from scan_charts(tree, charts, options.helm, origin, stats, shard)
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
-    command = find_renderer(options.kustomize)
-    rendering = command is not None and bool(render_plan.overlays)
+    helm_charts: dict[str, list[KustomizeChart]] = {}
+    if inflated:
+        for overlay in my_overlays:
+            found = reached_charts(tree, render_plan.kustomizations, overlay)
+            if found:
+                helm_charts[overlay] = found
+        for error in _chart_errors(tree, helm_charts, origin):
+            stats.errors += 1
+            yield error
+        my_overlays = [o for o in my_overlays if o not in helm_charts or helm_charts[o]]
+        helm_charts = {o: found for o, found in helm_charts.items() if found}
     if options.kustomize == "auto" and command is None:
         for overlay in my_overlays:
             stats.errors += 1
@@ -129,6 +153,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
                               Location(render_plan.files[overlay]))
     pool = ThreadPoolExecutor(RENDERERS, thread_name_prefix="kustomize") if rendering else None
     futures: list[Future[RenderOutput]] = []
+    helm = HelmForKustomize(find_helm()) if helm_charts and pool is not None else None
     try:
         native = NativeResult()
         if pool is not None and command is not None:
@@ -137,11 +162,13 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
             native = render_native(tree, my_overlays)  # the rest falls back
             if native.fallback:
                 root = tree.on_disk()
-                futures = [pool.submit(render_overlay, command, root, overlay, options.render_timeout,
+                futures = [pool.submit(render_overlay, [*command, *helm.flags] if helm and overlay in helm_charts
+                                       else command, root, overlay, options.render_timeout,
                                        render_plan.files[overlay])
                            for overlay in my_overlays if overlay in native.fallback]
         mine = [tree_file for position, tree_file in enumerate(files) if shard.owns(position)]
-        reasons = [deployed.reason(f.relpath) or _not_read(f.relpath, charts, render_plan, rendering) for f in mine]
+        reasons = [deployed.reason(f.relpath) or _not_read(f.relpath, charts, render_plan, rendering, inflated)
+                   for f in mine]
         tree.prefetch([f.path for f, reason in zip(mine, reasons, strict=True) if reason is None],
                       options.limits.max_file_bytes)
         for tree_file, reason in zip(mine, reasons, strict=True):
@@ -154,15 +181,20 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
             output = future.result()
             outputs[output.overlay] = output
         locator = OriginLocator(tree, render_plan.kustomizations)
+        runs = helm.runs() if helm is not None else []
         for overlay in my_overlays:
             if overlay in outputs:
-                yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats, locator)
+                places = ChartLocator(tree.on_disk(), overlay, helm_charts[overlay], runs) \
+                    if overlay in helm_charts else None
+                yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats, locator, places)
         entries = options.gitops
         for entry in [e for i, e in enumerate(entries) if shard.owns_block(i, len(entries))]:
             yield from render_entry(entry, tree, origin, stats, options.render_timeout, locator)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        if helm is not None:
+            helm.close()
         tree.close()
 
 
@@ -189,10 +221,13 @@ class _Deployed:
         return None
 
 
-def _not_read(relpath: str, charts: tuple[str, ...], render_plan: RenderPlan, rendering: bool) -> str | None:
+def _not_read(relpath: str, charts: tuple[str, ...], render_plan: RenderPlan, rendering: bool,
+              inflated: tuple[str, ...] = ()) -> str | None:
     """Why a file of the tree is not read as manifests (the skip count it adds to), or None."""
     if charts and in_folders(relpath, charts):
         return "helm-chart-file"
+    if inflated and in_folders(relpath, inflated):
+        return "kustomize-helm-chart-file"
     if posixpath.basename(relpath) in KUSTOMIZATION_FILES:
         return "kustomize-config"
     if rendering and relpath in render_plan.covered:
@@ -229,18 +264,48 @@ def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Wal
     return cached
 
 
-def _rendered(output: RenderOutput, kustomization: str, origin: Origin,
-              stats: SourceStats, locator: OriginLocator) -> Iterator[SourceItem]:
+def _chart_errors(tree: FileTree, helm_charts: dict[str, list[KustomizeChart]],
+                  origin: Origin) -> Iterator[ErrorRecord]:
+    """One located error per ``helmCharts`` entry kustomize could not inflate offline (no helm,
+    a chart not vendored); an overlay with one is not rendered (``helm_charts[overlay]`` emptied)."""
+    try:
+        find_helm()
+        missing_helm = None
+    except HelmNotFound as exc:
+        missing_helm = str(exc)
+    reported: set[tuple[str, int | None]] = set()
+    for overlay, found in helm_charts.items():
+        problems = [(c, missing_helm or chart_problem(tree, c)) for c in found]
+        problems = [(c, p) for c, p in problems if p is not None]
+        if not problems:
+            continue
+        helm_charts[overlay] = []
+        for chart, problem in problems:
+            key = (chart.location.path or "", chart.location.line)
+            if key not in reported:
+                reported.add(key)
+                yield ErrorRecord(origin.source, "renderer-missing" if missing_helm else "render",
+                                  f"kustomize helmCharts: {problem}", chart.location)
+
+
+def _rendered(output: RenderOutput, kustomization: str, origin: Origin, stats: SourceStats,
+              locator: OriginLocator, charts: ChartLocator | None = None) -> Iterator[SourceItem]:
     """The objects of one rendered overlay, each located at the file and line defining it."""
     if output.error is not None:
         stats.errors += 1
         yield ErrorRecord(origin.source, "render", f"kustomize failed: {output.error}",
                           Location(kustomization, locator.error_line(kustomization, output.error)))
         return
+    in_template: dict[str, int] = {}
     for index, data in enumerate(output.documents):
         stats.documents += 1
         render_origin = output.origins[index] if index < len(output.origins) else RenderOrigin(kustomization)
         where = locator.locate(output.overlay, kustomization, render_origin, data)
+        place = charts.place(render_origin.path, data) if charts and render_origin.generator == GENERATOR else None
+        if place is not None:  # inflated from a chart: at its template, the chart named
+            document = in_template[place.path] = in_template.get(place.path, -1) + 1
+            where = replace(where, path=place.path, document=document, line=place.line, item=None,
+                            overlay=place.label)
         doc = YamlDocument(data, where.path, where.document, where.line or 0, None, where.item)
         item = resource_from_document(doc, where.path, origin, stats, "kustomize",
                                       overlay=where.overlay, patches=where.patches)
