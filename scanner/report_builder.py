@@ -16,7 +16,7 @@ from scanner.config import Config
 from scanner.engine.exceptions import skipping_exceptions
 from scanner.engine.types import RuleStatus
 from scanner.errors import Location, ReportError
-from scanner.report.assemble import GroupTally, RunCounts, assemble_report
+from scanner.report.assemble import GroupTally, RunCounts, assemble_report, source_coverage
 from scanner.report.data import (
     FINDING_STATUSES,
     UNSET_SEVERITY,
@@ -29,6 +29,7 @@ from scanner.report.data import (
     ResultRecord,
     RunInfo,
     Severity,
+    SourceCoverage,
     SourceInfo,
     TrendPoint,
 )
@@ -112,6 +113,7 @@ class RunResults:
     # the resources and the failing ones (the counts the findings alone do not give)
     resources: int = 0
     observed: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    coverage: tuple[SourceCoverage, ...] = ()  # per source: what rendered what, what was not scanned
 
 
 def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) -> RunResults:
@@ -133,9 +135,11 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
                                     exception=", ".join(excepted)))
     errors: list[ErrorEntry] = []
     not_evaluated: list[ErrorEntry] = []
+    kinds: list[tuple[str, str, ErrorEntry]] = []
     for e in store.run_errors(run_id):  # a policy of a kind not supported is both an error and not evaluated
         entry = ErrorEntry(source=e.source or "", location=f"{e.path}:{e.line}" if e.line else e.path,
                            message=e.message)
+        kinds.append((e.source or "", e.kind, entry))
         if e.kind != NOT_EVALUATED:
             errors.append(entry)
         if e.kind in (NOT_EVALUATED, UNSUPPORTED):
@@ -151,7 +155,9 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
                 groups[key][1] += failing
     return RunResults(run_id=run_id, findings_only=findings_only, policies=store.run_policies(run_id),
                       results=results, errors=errors, exceptions=_exceptions(store, run_id),
-                      not_evaluated=not_evaluated, resources=resources, observed=observed)
+                      not_evaluated=not_evaluated, resources=resources, observed=observed,
+                      coverage=source_coverage(((c.source, c.overlay, c.resources, c.files)
+                                                for c in store.run_coverage(run_id)), kinds))
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +229,7 @@ def report_data(read: RunResults, outcome: RunOutcome) -> ReportData:
                            previous_run_id=outcome.previous_run_id, new_findings=outcome.new_findings,
                            resolved_findings=outcome.resolved_findings, trend=outcome.trend,
                            exceptions=read.exceptions, counts=_run_counts(summary, read) if summary else None,
-                           not_evaluated=read.not_evaluated)
+                           not_evaluated=read.not_evaluated, coverage=read.coverage)
 
 
 def _exceptions(store: Store, run_id: int) -> list[ExceptionApplied]:

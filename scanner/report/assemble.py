@@ -9,9 +9,12 @@ from dataclasses import dataclass
 from scanner.engine.types import RuleStatus
 from scanner.errors import ReportError
 from scanner.report.data import (
+    COVERAGE_KINDS,
     FINDING_STATUSES,
+    NOT_SCANNED_KINDS,
     SEVERITY_ORDER,
     STATUS_ORDER,
+    CoverageEntry,
     ErrorEntry,
     ExceptionApplied,
     FindingGroup,
@@ -23,8 +26,10 @@ from scanner.report.data import (
     ResultChange,
     ResultRecord,
     RunInfo,
+    SourceCoverage,
     Summary,
     TrendPoint,
+    coverage_kind,
 )
 
 CLUSTER_SCOPE = "(cluster)"
@@ -117,6 +122,25 @@ def _tally_groups(tallies: Mapping[str, GroupTally], key_of: str) -> tuple[Group
                    {keys[k]: t.failing_resources for k, t in tallies.items()})
 
 
+def source_coverage(counts: Iterable[tuple[str, str, int, int]],
+                    errors: Iterable[tuple[str, str, ErrorEntry]]) -> tuple[SourceCoverage, ...]:
+    """Per source (by name): its entry points (``(source, overlay, resources, files)`` counts of
+    the run's observations) by kind and label, and the errors of ``NOT_SCANNED_KINDS``
+    (``(source, kind, entry)``) as what was not scanned."""
+    entries: dict[str, list[CoverageEntry]] = defaultdict(list)
+    for source, overlay, resources, files in counts:
+        entries[source].append(CoverageEntry(coverage_kind(overlay), overlay, resources, files))
+    gaps: dict[str, list[ErrorEntry]] = defaultdict(list)
+    for source, kind, entry in errors:
+        if source and kind in NOT_SCANNED_KINDS:
+            gaps[source].append(entry)
+    rank = {k: i for i, k in enumerate(COVERAGE_KINDS)}
+    return tuple(SourceCoverage(
+        source, tuple(sorted(entries.get(source, ()), key=lambda e: (rank[e.kind], e.entry))),
+        tuple(sorted(gaps.get(source, ()), key=lambda e: (e.location, e.message))))
+        for source in sorted({*entries, *gaps}))
+
+
 def assemble_report(
     *,
     run: RunInfo,
@@ -130,6 +154,7 @@ def assemble_report(
     exceptions: Iterable[ExceptionApplied] = (),
     counts: RunCounts | None = None,
     not_evaluated: Iterable[ErrorEntry] = (),
+    coverage: Iterable[SourceCoverage] = (),
 ) -> ReportData:
     """Order the facts deterministically and derive the summary and groupings from them.
 
@@ -199,4 +224,5 @@ def assemble_report(
         by_source=by_source,
         findings_only=counts is not None,
         not_evaluated=tuple(sorted(not_evaluated, key=lambda e: (e.location, e.message))),
+        coverage=tuple(sorted(coverage, key=lambda c: c.source)),
     )

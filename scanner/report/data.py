@@ -22,6 +22,7 @@ __all__ = [
     "SEVERITY_ORDER",
     "STATUS_ORDER",
     "UNSET_SEVERITY",
+    "CoverageEntry",
     "ErrorEntry",
     "ExceptionApplied",
     "FailureAction",
@@ -36,6 +37,7 @@ __all__ = [
     "RuleStatus",
     "RunInfo",
     "Severity",
+    "SourceCoverage",
     "SourceInfo",
     "Summary",
     "TrendPoint",
@@ -124,7 +126,7 @@ class PolicyInfo:
 
 # what rendered a resource, when it was not a Kustomize overlay (whose entry is its folder):
 # a Helm chart ("chart web, values ...") or a GitOps object ("HelmRelease ns/name (file:line) ...")
-RENDERER_LABELS = ("chart ", "Kustomization ", "HelmRelease ", "Application ")
+RENDERER_LABELS = ("chart ", "overlay ", "Kustomization ", "HelmRelease ", "Application ")
 
 
 def describe_via(overlay: str, patches: tuple[str, ...] = ()) -> str:
@@ -248,6 +250,61 @@ class ErrorEntry:
     message: str
 
 
+COVERAGE_KINDS = ("files", "kustomize", "chart", "gitops")
+"""What rendered a source's resources, in display order: its files read as they are, a
+Kustomize entry point, a Helm chart (on its own or through a kustomization's helmCharts), a
+GitOps object (Flux Kustomization or HelmRelease, Argo CD Application)."""
+
+NOT_SCANNED_KINDS = frozenset({"not-scanned", "render", "renderer-missing", "unsupported"})
+"""The error kinds of what a source holds but the run did not render: listed as coverage gaps."""
+
+
+def coverage_kind(overlay: str) -> str:
+    """The ``COVERAGE_KINDS`` entry of an observation's ``overlay`` (what rendered it)."""
+    if not overlay:
+        return "files"
+    if overlay.startswith(("Kustomization ", "HelmRelease ", "Application ")):
+        return "gitops"
+    if overlay.startswith("chart ") or (overlay.startswith("overlay ") and ": chart " in overlay):
+        return "chart"
+    return "kustomize"
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageEntry:
+    """What one entry point of a source rendered: ``entry`` is the overlay, chart or GitOps
+    object (``""`` for the files read as they are), with the resources it gave and the files
+    defining them."""
+
+    kind: str
+    entry: str
+    resources: int
+    files: int
+
+    @property
+    def label(self) -> str:
+        if self.kind == "files":
+            return "files read as they are"
+        return self.entry if self.entry.startswith(RENDERER_LABELS) else f"overlay {self.entry}"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceCoverage:
+    """A source's coverage: what was rendered from what, and what was not scanned and why."""
+
+    source: str
+    entries: tuple[CoverageEntry, ...]
+    not_scanned: tuple[ErrorEntry, ...] = ()
+
+    @property
+    def resources(self) -> int:
+        return sum(e.resources for e in self.entries)
+
+    def count(self, kind: str) -> int:
+        """The entry points of one kind (the resources, for files read as they are)."""
+        return sum(1 for e in self.entries if e.kind == kind)
+
+
 @dataclass(frozen=True, slots=True)
 class TrendPoint:
     """Failures of one run per severity (keys from ``SEVERITY_ORDER``)."""
@@ -329,6 +386,7 @@ class ReportData:
     by_source: tuple[GroupCounts, ...]
     findings_only: bool = False
     not_evaluated: tuple[ErrorEntry, ...] = ()  # policies listed, not evaluated, with the reason
+    coverage: tuple[SourceCoverage, ...] = ()  # per source: what rendered what, what was not scanned
 
     @property
     def findings(self) -> int:

@@ -23,6 +23,7 @@ from scanner.report.data import (
     ResultChange,
     ResultRecord,
     RunInfo,
+    SourceCoverage,
 )
 from scanner.report.formatting import finding_id, iso_time
 
@@ -138,6 +139,15 @@ def _group_document(group: GroupCounts, key_name: str) -> dict[str, Any]:
             "failing_resources": group.failing_resources, "counts": dict(group.counts)}
 
 
+def coverage_document(coverage: SourceCoverage) -> dict[str, Any]:
+    """One source's coverage: its entry points with the resources they gave, and what was not
+    scanned (with the reason, located at the object or file that asked for it)."""
+    return {"source": coverage.source, "resources": coverage.resources,
+            "rendered": [{"kind": e.kind, "entry": e.entry or None, "label": e.label, "resources": e.resources,
+                          "files": e.files} for e in coverage.entries],
+            "not_scanned": [{"location": e.location, "reason": e.message} for e in coverage.not_scanned]}
+
+
 def summary_document(data: ReportData) -> dict[str, Any]:
     s = data.summary
     return {"results": s.results, "resources": s.resources, "policies": s.policies,
@@ -170,6 +180,7 @@ def report_document(data: ReportData) -> dict[str, Any]:
                    "failures": {s: int(t.failures.get(s, 0)) for s in SEVERITY_ORDER}}
                   for t in data.trend],
         "exceptions": [exception_document(x) for x in data.exceptions],
+        "coverage": [coverage_document(c) for c in data.coverage],
     }
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from sqlalchemy.engine import URL
 
 from scanner.engine.types import RuleStatus
-from scanner.store import chain, chain_verify, diff, history, reporting, runs, schema, summary
+from scanner.store import chain, chain_verify, coverage, diff, history, reporting, runs, schema, summary
 from scanner.store import prune as retention
 from scanner.store.connect import (
     create_store_engine,
@@ -229,6 +229,11 @@ class Store:
         """What policy exceptions skipped in the run, per policy rule and exceptions."""
         with self._read(f"read the exceptions applied in run {run_id}") as c:
             return reporting.exception_skips(c, run_id)
+
+    def run_coverage(self, run_id: int) -> list[coverage.CoverageCount]:
+        """The run's resources per source and entry point (what rendered them)."""
+        with self._read(f"read the coverage of run {run_id}") as c:
+            return coverage.run_coverage(c, run_id)
 
     def run_errors(self, run_id: int) -> list[ErrorInfo]:
         with self._read(f"read the errors of run {run_id}") as c:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scanner.engine.types import FailureAction, RuleStatus
-from scanner.report.assemble import assemble_report
+from scanner.report.assemble import assemble_report, source_coverage
 from scanner.report.data import (
     ErrorEntry,
     ExceptionApplied,
@@ -174,7 +174,23 @@ def overlay_report_data() -> ReportData:
         new_findings=[ResultChange("require-limits", "validate-resources", "Deployment", "shop-prod", "api",
                                    "platform", None, S.FAIL, limits, path="apps/api/base/deploy.yaml", line=5,
                                    commit=PLATFORM_SHA, overlay="apps/api/overlays/prod")],
+        coverage=source_coverage(OVERLAY_COVERAGE, [
+            ("platform", "not-scanned", ErrorEntry("platform", "argo/apps.yaml:12", "not scanned: "
+                                                   "https://charts.example/stable chart redis (the chart repository "
+                                                   "is not one of the scanned sources; deployed by Application "
+                                                   "argocd/cache)")),
+            ("platform", "yaml", ErrorEntry("platform", "broken.yaml:1", "a YAML error is not a coverage gap"))]),
     )
+
+
+OVERLAY_COVERAGE = [  # (source, what rendered, resources, files), as the store counts them
+    ("platform", "", 1, 1),
+    ("platform", "apps/api/overlays/dev", 1, 1),
+    ("platform", "apps/api/overlays/prod", 1, 1),
+    ("platform", "chart charts/web (release web in shop, values charts/web/values-prod.yaml)", 3, 2),
+    ("platform", "Application argocd/guestbook (argo/apps.yaml:1)", 2, 2),
+    ("platform", "overlay apps/cache: chart apps/cache/charts/redis (release cache in data)", 4, 3),
+]
 
 
 PAYLOADS = (
@@ -228,4 +244,6 @@ def hostile_report_data() -> ReportData:
                TrendPoint(run_id=7, started_at=T0, failures={"critical": 1, "unset": 1})],
         exceptions=[ExceptionApplied(name=p[0], namespace=p[1], policy=policy.name,
                                      rule=p[2], resources=1, reason=p[3], path=p[4])],
+        coverage=source_coverage([(f"src{p[2]}", f"chart {p[0]} (release {p[3]})", 2, 1), (f"src{p[2]}", p[4], 1, 1)],
+                                 [(f"src{p[2]}", "not-scanned", ErrorEntry(p[2], f"{p[1]}:1", f"not scanned: {p[6]}"))]),
     )

@@ -12,7 +12,7 @@ from scanner.report.data import ReportData, ResourceInfo, ResultRecord
 from scanner.report.render import render_report
 from tests.report.browser import Chromium
 from tests.report.conftest import keep_screenshot
-from tests.report.fixtures import PAYLOADS, reassembled
+from tests.report.fixtures import PAYLOADS, overlay_report_data, reassembled
 
 INJECTION_PROBE = """(() => ({
   title: document.title,
@@ -202,4 +202,29 @@ def test_html_report_prints_to_pdf_with_all_findings(sample_data: ReportData,
     (tmp_path / "print.pdf").write_bytes(pdf)
     assert pdf.startswith(b"%PDF-")
     assert len(pdf) > 20_000
+    assert tab.load_record().console_errors == []
+
+
+COVERAGE_PROBE = """Array.from(document.querySelectorAll('#coverage ~ table.coverage tbody tr')).map(r =>
+  [r.dataset.kind, r.cells[1].innerText, Number(r.cells[2].innerText), r.offsetParent !== null])"""
+
+
+@pytest.mark.parametrize("width", [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")])
+def test_html_report_coverage_shows_what_rendered_each_source_and_what_was_not_scanned(
+        chromium: Chromium, tmp_path: Path, width: int) -> None:
+    page = render_report(overlay_report_data(), "html", tmp_path / "coverage.html")
+    tab = chromium.open(page.as_uri(), width=width, height=900)
+    keep_screenshot(tab.screenshot(tmp_path / f"coverage-{width}.png"))
+    rows = tab.evaluate(COVERAGE_PROBE)
+    assert [(kind, resources, shown) for kind, _, resources, shown in rows] == [
+        ("files", 1, True), ("kustomize", 1, True), ("kustomize", 1, True), ("chart", 3, True), ("chart", 4, True),
+        ("gitops", 2, True)]
+    assert rows[5][1] == "Application argocd/guestbook (argo/apps.yaml:1)"
+    text = tab.evaluate("document.getElementById('coverage').parentElement.innerText")
+    assert "platform · 12 resources" in text
+    assert "2 Kustomize entry points, 2 charts, 1 GitOps entry point, 1 not scanned" in text
+    assert "not scanned: https://charts.example/stable chart redis" in text
+    assert "a YAML error is not a coverage gap" not in tab.evaluate(
+        "Array.from(document.querySelectorAll('table.not-scanned')).map(t => t.innerText).join()")
+    assert tab.evaluate(OVERFLOW)[0] <= tab.evaluate(OVERFLOW)[1]
     assert tab.load_record().console_errors == []

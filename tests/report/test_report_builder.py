@@ -9,7 +9,7 @@ import pytest
 
 from scanner.engine.types import RuleStatus
 from scanner.report_builder import build_report_data, read_run_outcome, read_run_results, report_data
-from scanner.store import PolicyRecord, ResourceRecord, RunStatus, Store
+from scanner.store import ErrorRecord, PolicyRecord, ResourceRecord, RunStatus, Store
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan
 
@@ -104,3 +104,32 @@ def test_report_groups_a_base_defect_across_its_overlays(store: Store, findings_
     assert sorted((c.name, c.namespace, c.location, c.commit, c.overlay) for c in data.new_findings) == [
         ("api", "dev", "base/pod.yaml:4", "c0ffee", "o/dev"), ("api", "prod", "base/pod.yaml:4", "c0ffee", "o/prod"),
         ("web", "default", "apps/web.yaml:1", "c0ffee", "")]
+
+
+def _via(name: str, overlay: str, path: str) -> ResourceRecord:
+    return ResourceRecord(source="repo", api_version="v1", kind="Pod", name=name, namespace="default", path=path,
+                          line=1, commit_sha="c0ffee", overlay=overlay)
+
+
+@pytest.mark.parametrize("findings_only", [False, True], ids=["every-result", "findings-only"])
+def test_report_coverage_counts_what_rendered_each_resource_and_lists_what_was_not_scanned(
+        store: Store, findings_only: bool) -> None:
+    chart = "chart charts/web (release web in shop)"
+    app = "Application argocd/guestbook (argo/app.yaml:3)"
+    run_id = scan(store, day(0), {
+        pod("raw"): {CHECK: PASS}, _rendered("o/dev"): {CHECK: FAIL},
+        _via("web-a", chart, "charts/web/templates/a.yaml"): {CHECK: PASS},
+        _via("web-b", chart, "charts/web/templates/b.yaml"): {CHECK: PASS},
+        _via("ui", app, "guestbook/ui.yaml"): {CHECK: PASS}},
+        errors=[ErrorRecord("not scanned: https://charts.example chart redis", "not-scanned", "repo", "argo/x.yaml", 7),
+                ErrorRecord("helm template failed: boom", "render", "repo", "charts/bad/Chart.yaml", 1),
+                ErrorRecord("bad YAML", "yaml", "repo", "broken.yaml", 2)])
+    data = build_report_data(store, run_id, findings_only=findings_only)
+    (coverage,) = data.coverage
+    assert coverage.source == "repo"
+    assert [(e.kind, e.label, e.resources, e.files) for e in coverage.entries] == [
+        ("files", "files read as they are", 1, 1), ("kustomize", "overlay o/dev", 1, 1),
+        ("chart", chart, 2, 2), ("gitops", app, 1, 1)]
+    assert [(e.location, e.message) for e in coverage.not_scanned] == [
+        ("argo/x.yaml:7", "not scanned: https://charts.example chart redis"),
+        ("charts/bad/Chart.yaml:1", "helm template failed: boom")]

@@ -17,10 +17,11 @@ from scanner.report.json_report import SCHEMA_DIR, report_document
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, ReportFlavour, policy_reports
 from scanner.report.sarif import sarif_document
 from tests.report.conftest import DATA_DIR
-from tests.report.fixtures import hostile_report_data, sample_report_data
+from tests.report.fixtures import hostile_report_data, overlay_report_data, sample_report_data
 
 DATASETS = [pytest.param(sample_report_data, id="sample-run"),
-            pytest.param(hostile_report_data, id="hostile-run")]
+            pytest.param(hostile_report_data, id="hostile-run"),
+            pytest.param(overlay_report_data, id="overlay-run-with-coverage")]
 
 
 def _our_validator() -> jsonschema.Draft202012Validator:
