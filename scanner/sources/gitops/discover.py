@@ -101,7 +101,8 @@ def discover(sources: Mapping[str, SearchedSource], repositories: Mapping[str, s
     searched = {name: s for name, s in sources.items() if names_gitops(s.tree)}
     if not searched:
         return plan
-    catalog = Catalog(repositories, {})
+    catalog = Catalog(repositories, {}, files=lambda name: _files(sources, name),
+                      read=lambda name, path: sources[name].tree.read(os.path.join(sources[name].tree.root, path)))
     gitops: list[tuple[dict, Declared]] = []
     for name, source in searched.items():
         for item in scan_tree(source.tree, source.origin, source.options, SourceStats()):
@@ -130,6 +131,14 @@ def discover(sources: Mapping[str, SearchedSource], repositories: Mapping[str, s
             plan.add(found)
     plan.not_scanned = [n for n in plan.not_scanned if not _resolved_later(n, plan)]
     return plan
+
+
+def _files(sources: Mapping[str, SearchedSource], name: str) -> tuple[str, ...]:
+    """The manifest files of a source (tree-relative), for ApplicationSet git generators."""
+    source = sources.get(name)
+    if source is None:
+        return ()
+    return tuple(f.relpath for f in source.tree.walk(PathFilter(), {}, (), []))
 
 
 def _resolved_later(missing: NotScanned, plan: GitopsPlan) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from scanner.sources.gitops.appset import Files, Read, Unsupported, expand
 from scanner.sources.gitops.urls import repository_key
 
 FLUX_KUSTOMIZE = "kustomize.toolkit.fluxcd.io/"
@@ -42,10 +43,12 @@ class Declared:
     source: str
     path: str
     line: int | None = None
+    generated_by: str = ""  # the ApplicationSet (kind namespace/name) that generated the object
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{self.kind} {self.namespace}/{self.name} ({where})"
+        by = f"{self.generated_by}, " if self.generated_by else ""
+        return f"{self.kind} {self.namespace}/{self.name} ({by}{where})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,8 @@ class Catalog:
     repositories: Mapping[str, str]  # repository_key(url) -> scanned source name
     objects: dict[tuple[str, str, str], list[tuple[str, dict]]]  # -> (source/path it was read from, object)
     near: str = ""  # the source/path of the object whose references are being resolved
+    files: Files = lambda source: ()  # a scanned source's files (ApplicationSet git generators)
+    read: Read = lambda source, path: b""
 
     def add(self, kind: str, namespace: str, name: str, where: str, data: dict) -> None:
         found = self.objects.setdefault((kind, namespace, name), [])
@@ -147,7 +152,25 @@ def entry_points(data: dict, declared: Declared, catalog: Catalog) -> list[Found
         return [_flux_helm_release(spec, declared, catalog)]
     if kind == "Application":
         return _argo_application(spec, declared, catalog, data)
-    return [NotScanned(declared, "ApplicationSet", "not supported: ApplicationSet generators are not expanded")]
+    return _application_set(data, declared, catalog)
+
+
+def _application_set(data: dict, declared: Declared, catalog: Catalog) -> list[Found]:
+    """The entry points of the Applications an ApplicationSet generates, each named with it."""
+    try:
+        generated = expand(data, catalog.source_of, catalog.files, catalog.read)
+    except LookupError as exc:
+        return [NotScanned(declared, str(exc.args[0]), "the git generator's repository is not one of the scanned "
+                                                       "sources")]
+    except Unsupported as exc:
+        return [NotScanned(declared, "ApplicationSet", str(exc))]
+    found: list[Found] = []
+    by = f"{declared.kind} {declared.namespace}/{declared.name}"
+    for app in generated:
+        spec = app.data["spec"] if isinstance(app.data["spec"], dict) else {}
+        found += _argo_application(spec, replace(declared, kind="Application", name=app.name, generated_by=by),
+                                   catalog, app.data)
+    return found
 
 
 def _strings(value: Any) -> dict[str, str]:
