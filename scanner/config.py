@@ -111,12 +111,15 @@ class SigningKeyConfig:
 @dataclass(frozen=True, slots=True)
 class ReportsConfig:
     """Where the reports of each scan are written, in which formats, with how many runs of trend;
-    the key that signs its audit reports, if any."""
+    the key that signs its audit reports, if any; how many runs' report files the folder keeps
+    (``keep``, all when None); whether the JUnit and policy reports list only the findings."""
 
     out: str = "reports"
     formats: tuple[str, ...] = ("html", "json")
     history: int = 30
     signing_key: SigningKeyConfig | None = None
+    keep: int | None = None
+    findings_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,7 +435,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
     values = r.string(top.get("values"), ["values"])
     exceptions = tuple(r.path(x) for x in r.strings(top.get("exceptions"), ["exceptions"]))
 
-    rep = r.mapping(top.get("reports"), ["reports"], {"out", "formats", "history", "signing_key"})
+    rep = r.mapping(top.get("reports"), ["reports"], {"out", "formats", "history", "signing_key", "keep",
+                                                       "findings_only"})
     formats = r.strings(rep.get("formats"), ["reports", "formats"]) if "formats" in rep else ("html", "json")
     for j, fmt in enumerate(formats):
         if fmt not in REPORT_FORMATS:
@@ -442,6 +446,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         formats=formats,
         history=r.integer(rep.get("history"), ["reports", "history"], 30, 1) or 30,
         signing_key=_signing_key(r, rep.get("signing_key")),
+        keep=r.integer(rep.get("keep"), ["reports", "keep"], None, 1),
+        findings_only=r.boolean(rep.get("findings_only"), ["reports", "findings_only"], False),
     )
 
     schedule = []

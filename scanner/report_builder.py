@@ -33,7 +33,7 @@ from scanner.report.data import (
     SourceInfo,
     TrendPoint,
 )
-from scanner.report.render import EVERY_RESULT_FORMATS, render_reports
+from scanner.report.render import lists_every_result, render_reports
 from scanner.store import COMPLETED_STATUSES, views
 from scanner.store.records import NOT_EVALUATED, UNSUPPORTED
 from scanner.store.store import Store
@@ -289,7 +289,9 @@ ReportParts = tuple[RunResults, RunOutcome]
 
 def render_configured_reports(store: Store, run_id: int, config: Config, parts: ReportParts | None = None,
                               written: Callable[[str, str], None] | None = None) -> tuple[list[str], ReportData | None]:
-    """Render every format the config names into ``reports.out``: the files written, and the
+    """Render every format the config names into ``reports.out`` (the findings-only variants
+    with ``reports.findings_only``), then remove the report files of runs older than the
+    ``reports.keep`` newest: the files written, and the
     report data (``None`` when no format is configured). ``parts`` are the run's report data
     read already (``read_configured_results`` and ``read_configured_outcome``); ``written`` is
     told each format and file as it is written."""
@@ -304,8 +306,13 @@ def render_configured_reports(store: Store, run_id: int, config: Config, parts: 
     except OSError as e:
         raise ReportError(f"cannot create the reports folder: {e.strerror or type(e).__name__}",
                           Location(path=str(out))) from e
-    paths = render_reports(data, config.reports.formats, out, written)
-    return [str(path) for path in paths] + sign_configured_reports(data, config, paths, written), data
+    paths = render_reports(data, config.reports.formats, out, written, findings_only=config.reports.findings_only)
+    files = [str(path) for path in paths] + sign_configured_reports(data, config, paths, written)
+    if config.reports.keep is not None:
+        from scanner.report.keep import prune_reports
+
+        prune_reports(out, config.reports.keep, current=run_id)
+    return files, data
 
 
 def sign_configured_reports(data: ReportData, config: Config, paths: list[Path],
@@ -339,4 +346,4 @@ def read_configured_outcome(store: Store, run_id: int, config: Config) -> RunOut
 
 
 def _findings_only(config: Config) -> bool:
-    return not EVERY_RESULT_FORMATS.intersection(config.reports.formats)
+    return not any(lists_every_result(fmt, config.reports.findings_only) for fmt in config.reports.formats)

@@ -30,9 +30,13 @@ FORMATS = ("html", "json", "audit-html", "audit-json", "sarif", "junit", "policy
 @click.option("--sign", "sign", default=None, metavar="KEY",
               help="Sign an audit report with this Ed25519 key: a PEM file, or env:NAME for an environment "
                    "variable holding one (default: the config's reports.signing_key). Writes <report>.sig.")
+@click.option("--findings-only/--every-result", "findings_only", default=None,
+              help="junit, policy-report, openreports: list only the fail, warn and error results "
+                   "(default: the config's reports.findings_only, else every result).")
 @click.pass_context
 def report(ctx: click.Context, database_url: str | None, config_path: str | None, run: str, source: str | None,
-           fmt: str | None, out: str | None, history: int | None, sign: str | None) -> int:
+           fmt: str | None, out: str | None, history: int | None, sign: str | None,
+           findings_only: bool | None) -> int:
     """Render the report of a stored run (`scanner report verify FILE` checks a signed one)."""
     if ctx.invoked_subcommand is not None:
         return 0
@@ -41,7 +45,7 @@ def report(ctx: click.Context, database_url: str | None, config_path: str | None
     if sign is not None and not fmt.startswith("audit-"):
         raise click.BadParameter("only audit reports (audit-json, audit-html) are signed", param_hint="--sign")
     from scanner.config import load_config
-    from scanner.report.render import EVERY_RESULT_FORMATS, default_file_name, render_report, render_text
+    from scanner.report.render import default_file_name, lists_every_result, render_report, render_text
     from scanner.report_builder import build_report_data
     from scanner.store import COMPLETED_STATUSES
 
@@ -49,6 +53,7 @@ def report(ctx: click.Context, database_url: str | None, config_path: str | None
     defaults = load_config(config_path).reports if config_path else ReportsConfig()
     out = defaults.out if out is None else out
     history = defaults.history if history is None else history
+    findings_only = defaults.findings_only if findings_only is None else findings_only
     key = _signing_key(sign, defaults) if fmt.startswith("audit-") else None
     with open_store(database_url, config_path) as store:
         if run == "latest":
@@ -62,19 +67,19 @@ def report(ctx: click.Context, database_url: str | None, config_path: str | None
             except ValueError:
                 raise click.BadParameter("must be a run id or 'latest'", param_hint="--run") from None
         data = build_report_data(store, run_id, history=history,
-                                 findings_only=fmt not in EVERY_RESULT_FORMATS)
+                                 findings_only=not lists_every_result(fmt, findings_only))
     if data.run.status not in COMPLETED_STATUSES:  # what a CI gate reads must not pass for a full run
         click.echo(f"warning: run {run_id} is {data.run.status}: its results are incomplete", err=True)
     if out == "-" and not into_folder:
         if sign is not None:
             raise click.BadParameter("a signed report is written to a file (its signature beside it)",
                                      param_hint="--out")
-        click.echo(render_text(data, fmt), nl=False)
+        click.echo(render_text(data, fmt, findings_only=findings_only), nl=False)
         return 0
     target = Path(out)
     if into_folder or (not target.suffix and not target.exists()):
         target = target / default_file_name(data, fmt)  # the folder is made when the file is written
-    written = render_report(data, fmt, target)
+    written = render_report(data, fmt, target, findings_only=findings_only)
     click.echo(written)
     if key is not None:
         from scanner.report.signing import write_signature

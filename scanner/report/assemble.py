@@ -41,10 +41,6 @@ def _resource_sort_key(resource: ResourceInfo) -> tuple[str, str, str, str, str,
             resource.line or 0)
 
 
-def _result_sort_key(result: ResultRecord) -> tuple[object, ...]:
-    return (result.policy, result.rule, *_resource_sort_key(result.resource))
-
-
 def _change_sort_key(change: ResultChange) -> tuple[object, ...]:
     return (change.policy, change.rule, change.namespace, change.kind, change.name, change.source,
             change.path, change.line or 0)
@@ -80,17 +76,34 @@ def _groups(counts: Mapping[str, Mapping[str, int]], resources: Mapping[str, int
                              failing_resources=failing.get(k, 0)) for k in ordered)
 
 
-def _group(results: Iterable[ResultRecord], key_of: str) -> tuple[GroupCounts, ...]:
+class _Distinct:
+    """Equal resources as one number each: a resource is hashed (every field) once per object,
+    not once per result (the results of one resource share its object)."""
+
+    def __init__(self) -> None:
+        self.by_object: dict[int, tuple[ResourceInfo, int]] = {}
+        self.by_value: dict[ResourceInfo, int] = {}
+
+    def __call__(self, resource: ResourceInfo) -> int:
+        known = self.by_object.get(id(resource))
+        if known is None or known[0] is not resource:
+            number = self.by_value.setdefault(resource, len(self.by_value))
+            known = self.by_object[id(resource)] = (resource, number)
+        return known[1]
+
+
+def _group(results: Iterable[ResultRecord], key_of: str, distinct: _Distinct) -> tuple[GroupCounts, ...]:
     counts: dict[str, dict[str, int]] = defaultdict(_zero_status)
-    resources: dict[str, set[ResourceInfo]] = defaultdict(set)
-    failing: dict[str, set[ResourceInfo]] = defaultdict(set)
+    resources: dict[str, set[int]] = defaultdict(set)
+    failing: dict[str, set[int]] = defaultdict(set)
     for result in results:
         resource = result.resource
         key = _group_key(resource, key_of)
         counts[key][result.status.value] += 1
-        resources[key].add(resource)
+        number = distinct(resource)
+        resources[key].add(number)
         if result.status is RuleStatus.FAIL:
-            failing[key].add(resource)
+            failing[key].add(number)
     return _groups(counts, {k: len(v) for k, v in resources.items()}, {k: len(v) for k, v in failing.items()})
 
 
@@ -165,12 +178,22 @@ def assemble_report(
     """
     policy_list = sorted(policies, key=lambda p: p.name)
     by_name = {p.name: p for p in policy_list}
-    ordered = sorted(results, key=_result_sort_key)
+    resource_keys: dict[int, tuple[ResourceInfo, tuple[object, ...]]] = {}
+
+    def sort_key(result: ResultRecord) -> tuple[object, ...]:  # each resource's part made once
+        resource = result.resource
+        known = resource_keys.get(id(resource))
+        if known is None or known[0] is not resource:
+            known = resource_keys[id(resource)] = (resource, _resource_sort_key(resource))
+        return (result.policy, result.rule, *known[1])
+
+    ordered = sorted(results, key=sort_key)
     by_status = _zero_status()
     by_severity = dict.fromkeys(SEVERITY_ORDER, 0)
     findings: dict[str, list[ResultRecord]] = defaultdict(list)
     finding_counts: dict[str, Counter[str]] = defaultdict(Counter)
-    resources: set[ResourceInfo] = set()  # counted here only when every result is given
+    distinct = _Distinct()
+    resources: set[int] = set()  # counted here only when every result is given
     for result in ordered:
         policy = by_name.get(result.policy)
         if policy is None:
@@ -178,7 +201,7 @@ def assemble_report(
                               f"(rule {result.rule!r}, resource {result.resource.key})")
         by_status[result.status.value] += 1
         if counts is None:
-            resources.add(result.resource)
+            resources.add(distinct(result.resource))
         if result.status is RuleStatus.FAIL:
             by_severity[policy.severity_key] += 1
         if result.status in FINDING_STATUSES:
@@ -198,7 +221,7 @@ def assemble_report(
     if counts is None:
         summary = Summary(by_status=by_status, failures_by_severity=by_severity,
                           resources=len(resources), policies=len(policy_list), results=len(ordered))
-        by_namespace, by_source = _group(ordered, "namespace"), _group(ordered, "source")
+        by_namespace, by_source = _group(ordered, "namespace", distinct), _group(ordered, "source", distinct)
     else:
         status_counts = {**_zero_status(), **counts.by_status}
         summary = Summary(by_status=status_counts,

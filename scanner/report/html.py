@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import groupby
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import jinja2
 from markupsafe import Markup, escape
@@ -25,7 +25,7 @@ from markupsafe import Markup, escape
 from scanner.engine.types import RuleStatus
 from scanner.errors import ReportError
 from scanner.report.assemble import finding_groups
-from scanner.report.audit import audit_document
+from scanner.report.audit import audit_digest
 from scanner.report.chart import trend_chart
 from scanner.report.data import (
     FINDING_STATUSES,
@@ -235,13 +235,40 @@ def _render(template: str, context: dict[str, Any]) -> str:
         raise ReportError(f"template {template} failed: {e}") from e
 
 
-def render_html_report(data: ReportData) -> str:
-    """The compliance report of one run as a self-contained HTML document."""
+def _write(template: str, context: dict[str, Any], out: TextIO) -> None:
+    """``_render`` written to ``out`` as the template makes it, a batch of its pieces at a time
+    (a control character is one piece's own: replacing them piece by piece changes nothing)."""
+    try:
+        batch: list[str] = []
+        size = 0
+        for piece in _environment().get_template(template).generate(context):
+            batch.append(piece)
+            size += len(piece)
+            if size >= 1 << 20:
+                out.write(visible_controls("".join(batch)))
+                batch.clear()
+                size = 0
+        out.write(visible_controls("".join(batch)))
+    except jinja2.TemplateError as e:
+        raise ReportError(f"template {template} failed: {e}") from e
+
+
+def _report_context(data: ReportData) -> dict[str, Any]:
     context = _context(data)
     context["chart"] = trend_chart(data.trend)
     context["total_findings"] = sum(len(g.findings) for g in data.failures_by_policy)
     context["finding_rows"] = _FindingRows()
-    return _render("report.html.j2", context)
+    return context
+
+
+def render_html_report(data: ReportData) -> str:
+    """The compliance report of one run as a self-contained HTML document."""
+    return _render("report.html.j2", _report_context(data))
+
+
+def write_html_report(data: ReportData, out: TextIO) -> None:
+    """``render_html_report`` written to ``out`` as it is made."""
+    _write("report.html.j2", _report_context(data), out)
 
 
 def matrix_blocks(data: ReportData) -> list[MatrixBlock]:
@@ -266,12 +293,21 @@ def policy_rules(data: ReportData) -> dict[str, tuple[str, ...]]:
     return {p.name: p.rules or tuple(named.get(p.name, ())) for p in data.policies}
 
 
-def render_audit_html(data: ReportData) -> str:
-    """The audit record as HTML, showing the content digest of the audit JSON record."""
+def _audit_context(data: ReportData) -> dict[str, Any]:
     context = _context(data)
-    context["content_digest"] = audit_document(data)["content_digest"]
+    context["content_digest"] = audit_digest(data)
     context["matrix"] = matrix_blocks(data)
     context["policy_rules"] = rules = policy_rules(data)
     context["show_rules"] = any(rules.values())
     context["show_files"] = any(p.path for p in data.policies)
-    return _render("audit.html.j2", context)
+    return context
+
+
+def render_audit_html(data: ReportData) -> str:
+    """The audit record as HTML, showing the content digest of the audit JSON record."""
+    return _render("audit.html.j2", _audit_context(data))
+
+
+def write_audit_html(data: ReportData, out: TextIO) -> None:
+    """``render_audit_html`` written to ``out`` as it is made."""
+    _write("audit.html.j2", _audit_context(data), out)

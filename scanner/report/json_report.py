@@ -7,7 +7,7 @@ Key order and list order are fixed, so the same ``ReportData`` always gives the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 
@@ -191,3 +191,7 @@ def dump_json(document: dict[str, Any]) -> str:
 
 def render_json_report(data: ReportData) -> str:
     return dump_json(report_document(data))
+
+
+def write_json_report(data: ReportData, out: TextIO) -> None:
+    out.write(render_json_report(data))

@@ -9,28 +9,17 @@ fingerprint and the JSON report) and the source, commit, path and line of the re
 
 from __future__ import annotations
 
+import io
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import yaml
+from typing import Any, TextIO
 
 from scanner.engine.exceptions import exception_names
 from scanner.engine.types import RuleStatus, reported_status
-from scanner.report.data import ReportData, ResultRecord
+from scanner.report.data import FINDING_STATUSES, PolicyInfo, ReportData, ResourceInfo, ResultRecord
 from scanner.report.formatting import finding_id
-
-try:
-    from yaml import CSafeDumper as _BaseDumper
-except ImportError:  # pragma: no cover - libyaml missing
-    from yaml import SafeDumper as _BaseDumper  # type: ignore[assignment]
-
-
-class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
-    """Plain YAML: no anchors or aliases for repeated values."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+from scanner.report.yamltext import ScalarText
 
 REPORT_NAME = "scanner"
 CLUSTER_REPORT_NAME = "scanner-cluster"
@@ -94,8 +83,10 @@ def _result_entry(result: ResultRecord, data: ReportData, timestamp: dict[str, i
     return entry
 
 
-def policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY) -> list[dict[str, Any]]:
-    """The report objects, cluster report first, then one per namespace in name order."""
+def policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY, *,
+                   findings_only: bool = False) -> list[dict[str, Any]]:
+    """The report objects, cluster report first, then one per namespace in name order (with
+    ``findings_only``, only the fail, warn and error results)."""
     started = data.run.started_at
     timestamp = {"seconds": int(started.timestamp()), "nanos": 0}  # whole seconds, as Kyverno writes
     policies = {p.name: p for p in data.policies}
@@ -103,7 +94,7 @@ def policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY) -> list[
     summaries: dict[str, dict[str, int]] = defaultdict(
         lambda: {s.value: 0 for s in (RuleStatus.PASS, RuleStatus.FAIL, RuleStatus.WARN,
                                       RuleStatus.ERROR, RuleStatus.SKIP)})
-    for result in data.results:
+    for result in _listed(data, findings_only):
         namespace = result.resource.namespace
         entry = _result_entry(result, data, timestamp, policies)
         by_namespace[namespace].append(entry)
@@ -130,8 +121,124 @@ def policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY) -> list[
     return reports
 
 
-def render_policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY) -> str:
+_STATUSES = (RuleStatus.PASS, RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.ERROR, RuleStatus.SKIP)
+
+
+def _listed(data: ReportData, findings_only: bool) -> Iterable[ResultRecord]:
+    if not findings_only:
+        return data.results
+    return (r for r in data.results if r.status in FINDING_STATUSES)
+
+
+class _Text:
+    """The YAML text of each place of a report that holds a string (see ``ScalarText``)."""
+
+    def __init__(self) -> None:
+        def places(*path: str | int, keys: tuple[str, ...]) -> dict[str, ScalarText]:
+            return {key: ScalarText((*path, key)) for key in keys}
+
+        self.top = places(keys=("apiVersion", "kind"))
+        self.meta = places("metadata", keys=("name", "namespace"))
+        self.run_label = ScalarText(("metadata", "labels", "scanner/run-id"))
+        self.entry = places("results", 0, keys=("policy", "rule", "message", "severity", "category"))
+        self.resource = places("results", 0, "resources", 0, keys=("apiVersion", "kind", "name", "namespace"))
+        self.prop = places("results", 0, "properties", keys=(
+            "result_id", "run_id", "source", "commit", "path", "action", "line", "overlay", "patches", "exceptions"))
+
+
+class _Entries:
+    """The text of each result's entry; each resource's lines built once."""
+
+    def __init__(self, data: ReportData, text: _Text) -> None:
+        self.text = text
+        self.run_id = text.prop["run_id"](str(data.run.run_id))
+        started = int(data.run.started_at.timestamp())  # whole seconds, as Kyverno writes
+        self.timestamp = f"  timestamp:\n    seconds: {started}\n    nanos: 0\n"
+        self.policies: dict[str, tuple[str, str, bool]] = {}
+        for p in data.policies:
+            self.policies[p.name] = (text.entry["policy"](p.name), self._policy_tail(p), p.scored)
+        self.resources: dict[int, tuple[ResourceInfo, str, str, str]] = {}
+
+    def _policy_tail(self, policy: PolicyInfo) -> str:
+        entry = self.text.entry
+        severity = f"  severity: {entry['severity'](policy.severity.value)}\n" if policy.severity is not None else ""
+        category = f"  category: {entry['category'](policy.category)}\n" if policy.category else ""
+        return severity + category
+
+    def _resource(self, res: ResourceInfo) -> tuple[ResourceInfo, str, str, str]:
+        """The resource's ``resources`` entry, its properties before the action and after it."""
+        r, p = self.text.resource, self.text.prop
+        namespace = f"    namespace: {r['namespace'](res.namespace)}\n" if res.namespace else ""
+        block = (f"  resources:\n  - apiVersion: {r['apiVersion'](res.api_version)}\n"
+                 f"    kind: {r['kind'](res.kind)}\n    name: {r['name'](res.name)}\n{namespace}")
+        before = (f"    run_id: {self.run_id}\n    source: {p['source'](res.source)}\n"
+                  f"    commit: {p['commit'](res.commit)}\n    path: {p['path'](res.path)}\n")
+        after = f"    line: {p['line'](str(res.line))}\n" if res.line is not None else ""
+        if res.overlay:
+            after += f"    overlay: {p['overlay'](res.overlay)}\n"
+            if res.patches:
+                after += f"    patches: {p['patches'](', '.join(res.patches))}\n"
+        return res, block, before, after
+
+    def status(self, result: ResultRecord) -> str:
+        """The result's status as the report gives it (see ``reported_status``)."""
+        return (RuleStatus.WARN if result.status is RuleStatus.FAIL and not self.policies[result.policy][2]
+                else result.status).value
+
+    def __call__(self, result: ResultRecord) -> str:
+        """The entry's text."""
+        entry, prop = self.text.entry, self.text.prop
+        policy_text, tail, scored = self.policies[result.policy]
+        res = result.resource
+        known = self.resources.get(id(res))
+        if known is None or known[0] is not res:
+            known = self.resources[id(res)] = self._resource(res)
+        _, block, before, after = known
+        status = (RuleStatus.WARN if result.status is RuleStatus.FAIL and not scored else result.status).value
+        message = f"  message: {entry['message'](result.message)}\n" if result.message else ""
+        exceptions = (f"    exceptions: {prop['exceptions'](exception_names(result.exception.split(', ')))}\n"
+                      if result.exception else "")
+        return (
+            f"- policy: {policy_text}\n  rule: {entry['rule'](result.rule)}\n  result: {status}\n"
+            f"  scored: {'true' if scored else 'false'}\n  source: {ENGINE_SOURCE}\n{self.timestamp}{block}"
+            f"{message}{tail}  properties:\n"
+            f"    result_id: {prop['result_id'](finding_id(res, result.policy, result.rule))}\n{before}"
+            f"    action: {prop['action'](result.action.value)}\n{after}{exceptions}")
+
+
+def write_policy_reports(data: ReportData, out: TextIO, flavour: ReportFlavour = WGPOLICY, *,
+                         findings_only: bool = False) -> None:
+    """Write the reports as a YAML stream to ``out``: the text ``yaml.dump_all`` gives for
+    ``policy_reports``, written a namespace at a time (an empty stream when the run has no
+    results). With ``findings_only``, only the fail, warn and error results (and their counts)."""
+    text = _Text()
+    entries = _Entries(data, text)
+    by_namespace: dict[str, list[ResultRecord]] = defaultdict(list)
+    for result in _listed(data, findings_only):
+        by_namespace[result.resource.namespace].append(result)
+    run_label = text.run_label(str(data.run.run_id))
+    source = f"source: {ENGINE_SOURCE}\n" if flavour.source_on_report else ""
+    for namespace in sorted(by_namespace):
+        results = by_namespace[namespace]
+        summary = dict.fromkeys((s.value for s in _STATUSES), 0)
+        for result in results:
+            summary[entries.status(result)] += 1
+        kind = flavour.namespaced_kind if namespace else flavour.cluster_kind
+        name = REPORT_NAME if namespace else CLUSTER_REPORT_NAME
+        out.write(f"---\napiVersion: {text.top['apiVersion'](flavour.api_version)}\n"
+                  f"kind: {text.top['kind'](kind)}\nmetadata:\n  name: {text.meta['name'](name)}\n"
+                  "  labels:\n    app.kubernetes.io/managed-by: scanner\n"
+                  f"    scanner/run-id: {run_label}\n"
+                  + (f"  namespace: {text.meta['namespace'](namespace)}\n" if namespace else "")
+                  + source + "summary:\n" + "".join(f"  {k}: {v}\n" for k, v in summary.items())
+                  + "results:\n")
+        for start in range(0, len(results), 1024):
+            out.write("".join([entries(r) for r in results[start:start + 1024]]))
+
+
+def render_policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY, *,
+                          findings_only: bool = False) -> str:
     """The reports as a YAML stream (an empty stream when the run has no results)."""
-    documents = policy_reports(data, flavour)
-    return yaml.dump_all(documents, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                         width=100_000, explicit_start=True)
+    out = io.StringIO()
+    write_policy_reports(data, out, flavour, findings_only=findings_only)
+    return out.getvalue()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote
 
 from scanner.engine.types import RuleStatus
@@ -202,3 +202,7 @@ def sarif_document(data: ReportData) -> dict[str, Any]:
 
 def render_sarif(data: ReportData) -> str:
     return dump_json(sarif_document(data))
+
+
+def write_sarif(data: ReportData, out: TextIO) -> None:
+    out.write(render_sarif(data))
