@@ -20,6 +20,7 @@ def test_config_example_loads_with_every_section() -> None:
     assert config.sources[1].paths == (str(ROOT / "examples" / "cluster-export.yaml"),)
     assert config.policies[0].path == str(ROOT / "examples" / "policies")
     assert config.reports.formats == ("html", "json")
+    assert (config.reports.keep, config.reports.findings_only) == (90, False)
     assert [(e.cron, e.timezone) for e in config.schedule] == [("0 2 * * *", "UTC")]
     assert config.scan.fail_on == "enforce" and config.scan.strict_policies is False
     assert (config.policies[0].include, config.policies[0].exclude) == ((), ())
