@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from scanner.engine.types import RuleStatus
+from scanner.errors import ReportError
 from scanner.report.audit import audit_digest, audit_document, write_audit_json
 from scanner.report.json_report import dump_json
 from scanner.report.junit import junit_tree
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, policy_reports
-from scanner.errors import ReportError
 from scanner.report.render import FORMATS, render_text
 from scanner.report.yamltext import DUMP_OPTIONS
 from scanner.report_builder import build_report_data
