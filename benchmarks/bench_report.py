@@ -2,9 +2,15 @@
 
     .venv/bin/python benchmarks/bench_report.py [--resources N] [--rules-per-resource N]
         [--fail-rate F] [--formats html,json] [--out DIR]
+    .venv/bin/python benchmarks/bench_report.py --store URL [--run N] [--formats ...]
 
 Prints the time each format takes and the size of each file. The target is HTML + JSON of
 10,000 resources x 30 rules under 10 s together.
+
+With ``--store``: each format of a stored run (e.g. of ``scanner scan`` on the 10k corpus, made
+with ``reports.formats: []``) as ``scanner report`` renders it, in a process of its own: the
+seconds reading the store, rendering, their sum, its ratio to the JSON report's, and the
+process's peak memory.
 """
 
 from __future__ import annotations
@@ -81,8 +87,44 @@ def synthetic_run(resources: int, rules_per_resource: int, fail_rate: float) -> 
                            previous_run_id=999)
 
 
+# one format of a stored run in a process of its own: read seconds, render seconds, peak RSS in MB
+STORED = """
+import resource, sys, time
+from pathlib import Path
+from scanner.store.store import Store
+from scanner.report_builder import build_report_data
+from scanner.report.render import EVERY_RESULT_FORMATS, render_report
+url, run, fmt, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
+start = time.perf_counter()
+with Store(url) as store:
+    data = build_report_data(store, run, findings_only=fmt not in EVERY_RESULT_FORMATS)
+read = time.perf_counter()
+path = render_report(data, fmt, out)
+done = time.perf_counter()
+print(read - start, done - read, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, path.stat().st_size)
+"""
+
+
+def stored(url: str, run: int, formats: list[str], out: Path) -> None:
+    import subprocess
+
+    rows = {}
+    for fmt in formats:
+        proc = subprocess.run([sys.executable, "-c", STORED, url, str(run), fmt, str(out)], check=True,
+                              capture_output=True, text=True)
+        read, render, peak, size = proc.stdout.split()
+        rows[fmt] = (float(read), float(render), int(peak), int(size))
+    json_total = sum(rows["json"][:2]) if "json" in rows else None
+    print(f"{'format':>14} {'read s':>7} {'render s':>8} {'total s':>8} {'x json':>7} {'peak MB':>8} {'MB':>7}")
+    for fmt, (read, render, peak, size) in rows.items():
+        ratio = f"{(read + render) / json_total:7.2f}" if json_total else f"{'-':>7}"
+        print(f"{fmt:>14} {read:7.2f} {render:8.2f} {read + render:8.2f} {ratio} {peak:8} {size / 1e6:7.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", default=None, help="render a stored run of this database URL")
+    parser.add_argument("--run", type=int, default=1, help="with --store: the run")
     parser.add_argument("--resources", type=int, default=10_000)
     parser.add_argument("--rules-per-resource", type=int, default=30)
     parser.add_argument("--fail-rate", type=float, default=0.1)
@@ -93,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         parser.error(f"unknown formats: {', '.join(unknown)}")
+    if args.store:
+        stored(args.store, args.run, formats, args.out or Path(tempfile.mkdtemp(prefix="bench-report-")))
+        return 0
     start = time.perf_counter()
     data = synthetic_run(args.resources, args.rules_per_resource, args.fail_rate)
     print(f"built ReportData: {data.summary.resources} resources, {data.summary.results} "
