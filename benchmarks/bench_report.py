@@ -108,6 +108,7 @@ print(read - start, done - read, resource.getrusage(resource.RUSAGE_SELF).ru_max
 def stored(url: str, run: int, formats: list[str], out: Path) -> None:
     import subprocess
 
+    out.mkdir(parents=True, exist_ok=True)  # a folder: each format its own file
     rows = {}
     for fmt in formats:
         proc = subprocess.run([sys.executable, "-c", STORED, url, str(run), fmt, str(out)], check=True,
