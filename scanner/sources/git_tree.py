@@ -17,7 +17,7 @@ import os
 import posixpath
 import subprocess
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
@@ -29,6 +29,9 @@ _MARKER = "scanner-checkout"  # in the clone's .git: the commit its working tree
 _LOCK = "scanner-checkout.lock"
 _LISTING = "scanner-listing"  # in the clone's .git: a commit's sha and its ``ls-tree`` listing
 _SYMLINK, _GITLINK = b"120000", b"160000"
+
+
+RECENT_BYTES = 8 * 1024 * 1024  # the blobs kept after their last announced read
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +190,10 @@ class GitTree:
         self._position: dict[str, int] = {}
         self._wanted: Counter[str] = Counter()
         self._fetched: dict[str, bytes | None] = {}  # read (None: missing), still wanted
+        # read and no longer announced: a file read again soon after (a kustomization, then its
+        # charts; an overlay's resources, then their lines) needs no request to git
+        self._recent: OrderedDict[str, bytes] = OrderedDict()
+        self._recent_bytes = 0
         self.objects = os.path.join(self.root, ".git", "objects")
 
     def _relpath(self, path: str) -> str | None:
@@ -247,18 +254,31 @@ class GitTree:
         oid = blob.oid
         data = self._fetched.get(oid)
         if oid not in self._fetched:
-            data = _loose_blob(self.objects, blob)
+            data = self._recent.get(oid)
+            if data is None:
+                data = _loose_blob(self.objects, blob)
             if data is None:  # packed
                 self._fetch(blob)
                 data = self._fetched[oid]
-        if self._wanted[oid] > 1:
+        if self._wanted.get(oid, 0) > 1:
             self._wanted[oid] -= 1
-        else:  # its last read
+        else:  # its last announced read
             self._wanted.pop(oid, None)
             self._fetched.pop(oid, None)
+            if data is not None and len(data) <= RECENT_BYTES:
+                self._remember(oid, data)
         if data is None:
             raise OSError(errno.EIO, f"Git object {oid} missing from the clone")
         return data
+
+    def _remember(self, oid: str, data: bytes) -> None:
+        if oid in self._recent:
+            self._recent.move_to_end(oid)
+            return
+        self._recent[oid] = data
+        self._recent_bytes += len(data)
+        while self._recent_bytes > RECENT_BYTES:
+            self._recent_bytes -= len(self._recent.popitem(last=False)[1])
 
     def _fetch(self, blob: _Blob) -> None:
         """Read ``blob``, and the blobs announced after it up to a batch, into ``_fetched``."""
@@ -268,7 +288,7 @@ class GitTree:
             for ahead in self._order[start + 1:start + BlobReader.BATCH]:
                 if size + ahead.size > BlobReader.BATCH_BYTES:
                     break
-                if self._wanted[ahead.oid] and ahead.oid not in self._fetched:
+                if self._wanted.get(ahead.oid) and ahead.oid not in self._fetched:
                     batch.append(ahead.oid)
                     size += ahead.size
         if self._reader is None:

@@ -228,3 +228,40 @@ def test_git_tree_blob_missing_from_the_clone_fails_its_file_only(tmp_path):
     assert [r.identity.name for r in items if isinstance(r, Resource)] == ["a"]
     [error] = [e for e in items if isinstance(e, ErrorRecord)]
     assert error.location.path == "b.yaml" and "missing from the clone" in error.message
+
+
+def test_a_file_read_again_after_its_announced_reads_needs_no_request_to_git(tmp_path: Path) -> None:
+    from scanner.sources import git_tree
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                              env=env).stdout.strip()
+
+    git("init", "-q")
+    for name in "abc":
+        (repo / f"{name}.yaml").write_text(f"kind: ConfigMap\nmetadata: {{name: {name}}}\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "three files")
+    git("gc", "-q")  # packed: read through git cat-file
+    tree = git_tree.GitTree(str(repo), git("rev-parse", "HEAD"))
+    requests: list[list[str]] = []
+    real = git_tree.BlobReader.read
+
+    def counted(self: git_tree.BlobReader, oids: list[str]) -> list[bytes | None]:
+        requests.append(list(oids))
+        return real(self, oids)
+
+    paths = [str(repo / f"{name}.yaml") for name in "abc"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(git_tree.BlobReader, "read", counted)
+        tree.prefetch(paths, 1 << 20)
+        first = [tree.read(p) for p in paths]
+        again = [tree.read(p) for p in reversed(paths)]
+    tree.close()
+    assert first == again[::-1] and first[0].startswith(b"kind: ConfigMap")
+    assert len(requests) == 1 and len(requests[0]) == 3  # one batch; the second reads come from memory

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,32 @@ def test_gitops_source_without_flux_or_argo_objects_is_not_searched(tmp_path: Pa
     (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
     assert not names_gitops(DiskTree(str(tmp_path)))
     assert discover(_searched(tmp_path), REPOSITORIES).entries == {}
+
+
+@pytest.mark.parametrize("pcre", [True, False], ids=["pcre", "git-without-pcre"])
+def test_a_commit_is_searched_for_entry_point_groups_with_git_grep(tmp_path: Path, pcre: bool,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    from scanner.sources import git_tree
+    from scanner.sources.gitops import discover as module
+
+    if not pcre:  # a git without PCRE fails -P with a fatal error: the extended expression is used
+        monkeypatch.setitem(module._PATTERNS, "-P", "(")
+    repo = tmp_path / "repo"
+    (repo / "apps").mkdir(parents=True)
+    (repo / "apps" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n"
+                                           "    argocd.argoproj.io/sync-wave: '1'\n")
+    (repo / "flux").mkdir()
+    (repo / "flux" / "ks.json").write_text('{"apiVersion" : "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization"}')
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    tree = git_tree.GitTree(str(repo), sha)
+    assert names_gitops(tree) and names_gitops(tree, "flux")
+    assert not names_gitops(tree, "apps")  # an annotation names the group, not an apiVersion
+    tree.close()
 
 
 def test_gitops_entry_points_render_what_the_controllers_deploy(platform: Path):

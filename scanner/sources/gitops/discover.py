@@ -16,8 +16,10 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from scanner.errors import GitError, Location
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import FileTree
+from scanner.sources.git_tree import failure_cause
 from scanner.sources.gitops.objects import (
     CATALOG_KINDS,
     Catalog,
@@ -36,6 +38,7 @@ from scanner.sources.tree import TreeOptions, scan_tree
 # argocd.argoproj.io/sync-wave); the same expression for git grep -E and Python
 _MARKER = r'apiVersion"?[[:space:]]*:[[:space:]]*"?(argoproj\.io|(kustomize|helm)\.toolkit\.fluxcd\.io)/'
 MARKER = re.compile(_MARKER.replace("[[:space:]]", r"\s").encode())
+_PATTERNS = {"-E": _MARKER, "-P": MARKER.pattern.decode()}
 MAX_DEPTH = 4
 
 
@@ -79,9 +82,13 @@ def names_gitops(tree: FileTree, folder: str = "") -> bool:
     """Whether a file of ``tree`` (below ``folder``) names a Flux or Argo CD API group."""
     sha = getattr(tree, "sha", None)
     if sha is not None:
-        command = ["git", "-C", tree.root, "grep", "-l", "-I", "-E", "-e", _MARKER, sha, "--", folder or "."]
-        proc = subprocess.run(command, capture_output=True, check=False)
-        return proc.returncode == 0 and bool(proc.stdout.strip())
+        for syntax in ("-P", "-E"):  # PCRE runs about four times faster, where git has it
+            command = ["git", "-C", tree.root, "grep", "-q", "-I", syntax, "-e", _PATTERNS[syntax], sha, "--",
+                       folder or "."]
+            proc = subprocess.run(command, capture_output=True, check=False)
+            if proc.returncode in (0, 1):
+                return proc.returncode == 0
+        raise GitError(f"git grep failed: {failure_cause(proc.stderr.decode(errors='replace'))}", Location(tree.root))
     top = os.path.join(tree.root, folder)
     # the source's own walk: regular files only (a FIFO would block), no link out of the source
     for tree_file in walk_tree(top, PathFilter(), suffixes=(*MANIFEST_SUFFIXES, ".tpl")):
