@@ -20,8 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scanner.sources.file_tree import DiskTree
-from scanner.sources.kustomize import find_renderer, plan, render_overlay
-from scanner.sources.kustomize_native import render_native
+from scanner.sources.kustomize.external import find_renderer, render_overlay
+from scanner.sources.kustomize.native import render_native
+from scanner.sources.kustomize.plan import plan
 from scanner.sources.paths import PathFilter, walk_tree
 
 

@@ -101,7 +101,9 @@ class DiskTree:
     isfile = staticmethod(os.path.isfile)
     isdir = staticmethod(os.path.isdir)
     islink = staticmethod(os.path.islink)
-    realpath = staticmethod(os.path.realpath)
+    @staticmethod
+    def realpath(path: str) -> str:
+        return os.path.realpath(path)
 
     def on_disk(self) -> str:
         return self.given

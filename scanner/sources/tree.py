@@ -35,18 +35,11 @@ from scanner.sources.helm.kustomize import (
 )
 from scanner.sources.helm.releases import scan_charts
 from scanner.sources.helm.render import HelmNotFound, find_helm
-from scanner.sources.kustomize import (
-    KUSTOMIZATION_FILES,
-    KustomizeMode,
-    RenderOutput,
-    RenderPlan,
-    find_renderer,
-    plan,
-    render_overlay,
-)
-from scanner.sources.kustomize_locate import OriginLocator
-from scanner.sources.kustomize_native import NativeResult, render_native
-from scanner.sources.kustomize_origin import RenderOrigin
+from scanner.sources.kustomize.external import find_renderer, render_overlay
+from scanner.sources.kustomize.locate import OriginLocator
+from scanner.sources.kustomize.native import NativeResult, render_native
+from scanner.sources.kustomize.origin import RenderOrigin, RenderOutput
+from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES, KustomizeMode, RenderPlan, plan
 from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits

@@ -13,13 +13,14 @@ import pytest
 
 from scanner.sources.directory import DirectorySource
 from scanner.sources.file_tree import DiskTree
-from scanner.sources.kustomize import find_renderer, plan, render_overlay, renderer_error
-from scanner.sources.kustomize_native import (
+from scanner.sources.kustomize.external import find_renderer, render_overlay, renderer_error
+from scanner.sources.kustomize.native import (
     NativeRenderer,
     UnsupportedKustomization,
     render_native,
 )
-from scanner.sources.kustomize_native_fields import ImageRule, split_image
+from scanner.sources.kustomize.native_fields import ImageRule, split_image
+from scanner.sources.kustomize.plan import plan
 from scanner.sources.paths import PathFilter, Shard, walk_tree
 from scanner.sources.provenance import Resource
 from scanner.sources.tree import TreeOptions

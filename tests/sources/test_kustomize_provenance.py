@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scanner.sources.directory import DirectorySource
-from scanner.sources.kustomize_origin import ORIGIN_ANNOTATION
+from scanner.sources.kustomize.origin import ORIGIN_ANNOTATION
 from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
 from scanner.yamldoc import iter_documents

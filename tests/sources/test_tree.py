@@ -11,7 +11,7 @@ from scanner.sources.documents import Origin
 from scanner.sources.export import ExportSource
 from scanner.sources.file_tree import DiskTree
 from scanner.sources.git import GitOptions, GitSource
-from scanner.sources.kustomize import plan
+from scanner.sources.kustomize.plan import plan
 from scanner.sources.paths import PathFilter, Shard, glob_match
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree

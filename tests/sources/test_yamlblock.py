@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from scanner.engine.normalize import normalize_null_maps
 from scanner.errors import ManifestError
-from scanner.sources.kustomize_native_yaml import UnsupportedKustomization, parse_documents
+from scanner.sources.kustomize.native_yaml import UnsupportedKustomization, parse_documents
 from scanner.yamlblock import read_block_documents
 from scanner.yamldoc import YamlLimits, iter_documents
 from tests.sources.test_yamldoc_construct import same

@@ -29,9 +29,10 @@ from scanner.sources.gitops.substitute import substitute_object
 from scanner.sources.helm.charts import CHART_FILE, read_chart
 from scanner.sources.helm.releases import PlannedRelease, in_namespace, rendered_items
 from scanner.sources.helm.render import HelmNotFound, Release, find_helm, render_chart
-from scanner.sources.kustomize import KUSTOMIZATION_FILES, find_renderer, run_renderer
-from scanner.sources.kustomize_locate import OriginLocator
-from scanner.sources.kustomize_origin import take_origin
+from scanner.sources.kustomize.external import find_renderer, run_renderer
+from scanner.sources.kustomize.locate import OriginLocator
+from scanner.sources.kustomize.origin import take_origin
+from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES
 from scanner.sources.paths import MANIFEST_SUFFIXES, glob_match, open_regular
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import YamlDocument, iter_documents

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.sources.kustomize_native_yaml import UnsupportedKustomization, clone
+from scanner.sources.kustomize.native_yaml import UnsupportedKustomization, clone
 
 Gvk = tuple[str, str, str]  # group, version, kind
 Location = tuple[str | int, ...]  # keys and list indexes from the object's root
@@ -37,7 +37,7 @@ networking.k8s.io/v1 networking.k8s.io/v1beta1: IngressClass
 
 
 def _cluster_scoped() -> frozenset[tuple[str, str]]:
-    pairs = set()
+    pairs: set[tuple[str, str]] = set()
     for entry in re.split(r"\n(?=\S)", _CLUSTER_SCOPED_TEXT.strip()):
         versions, kinds = entry.split(":", 1)
         for api_version in versions.split():

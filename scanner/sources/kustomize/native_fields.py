@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from scanner.sources.kustomize_native_ids import Location, NativeResource, is_cluster_scoped
-from scanner.sources.kustomize_native_yaml import UnsupportedKustomization
+from scanner.sources.kustomize.native_ids import Location, NativeResource, is_cluster_scoped
+from scanner.sources.kustomize.native_yaml import UnsupportedKustomization
 
 FieldSpec = tuple[str, str, str, tuple[str, ...], bool]  # group, version, kind, path, create
 

@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.sources.kustomize_native_ids import (
+from scanner.sources.kustomize.native_ids import (
     NativeResource,
     effective_namespace,
     split_api_version,
 )
-from scanner.sources.kustomize_native_merge import apply_patch
-from scanner.sources.kustomize_native_yaml import (
+from scanner.sources.kustomize.native_merge import apply_patch
+from scanner.sources.kustomize.native_yaml import (
     FileCache,
     UnsupportedKustomization,
     clone,

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scanner.sources.file_tree import FileTree
-from scanner.sources.kustomize import KUSTOMIZATION_FILES, RenderOutput
-from scanner.sources.kustomize_native_fields import (
+from scanner.sources.kustomize.native_fields import (
     COMMON_ANNOTATIONS,
     COMMON_LABELS,
     METADATA_LABELS,
@@ -30,17 +29,18 @@ from scanner.sources.kustomize_native_fields import (
     set_namespace,
     set_replicas,
 )
-from scanner.sources.kustomize_native_ids import (
+from scanner.sources.kustomize.native_ids import (
     NativeResource,
     check_resource,
     check_unique,
     legacy_sort_key,
 )
-from scanner.sources.kustomize_native_patches import PatchRule
-from scanner.sources.kustomize_native_refs import fix_back_references
-from scanner.sources.kustomize_native_settings import Settings, read_settings
-from scanner.sources.kustomize_native_yaml import FileCache, UnsupportedKustomization
-from scanner.sources.kustomize_origin import RenderOrigin, tree_relative
+from scanner.sources.kustomize.native_patches import PatchRule
+from scanner.sources.kustomize.native_refs import fix_back_references
+from scanner.sources.kustomize.native_settings import Settings, read_settings
+from scanner.sources.kustomize.native_yaml import FileCache, UnsupportedKustomization
+from scanner.sources.kustomize.origin import RenderOrigin, RenderOutput, tree_relative
+from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES
 
 __all__ = ["NativeRenderer", "NativeResult", "UnsupportedKustomization", "render_native"]
 

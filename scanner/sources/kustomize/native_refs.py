@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.sources.kustomize_native_ids import (
+from scanner.sources.kustomize.native_ids import (
     NativeResource,
     effective_namespace,
     is_cluster_scoped,
 )
-from scanner.sources.kustomize_native_yaml import UnsupportedKustomization
+from scanner.sources.kustomize.native_yaml import UnsupportedKustomization
 
 _BINDINGS = ("RoleBinding", "ClusterRoleBinding")
 

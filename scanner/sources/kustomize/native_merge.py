@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.sources.kustomize_native_ids import NativeResource
-from scanner.sources.kustomize_native_yaml import UnsupportedKustomization
+from scanner.sources.kustomize.native_ids import NativeResource
+from scanner.sources.kustomize.native_yaml import UnsupportedKustomization
 
 _POD_LISTS: dict[tuple[str, ...], str | None] = {  # merge key, or None: replaced whole
     ("containers",): "name", ("initContainers",): "name", ("ephemeralContainers",): "name",

@@ -24,7 +24,7 @@ from typing import Any
 
 from scanner.errors import ManifestError
 from scanner.sources.file_tree import FileTree
-from scanner.sources.kustomize_origin import GENERATOR_FIELDS, RenderOrigin
+from scanner.sources.kustomize.origin import GENERATOR_FIELDS, RenderOrigin
 from scanner.yamldoc import YamlDocument, iter_documents
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.sources.kustomize_native_patches import PatchRule, load_patch_rules
-from scanner.sources.kustomize_native_yaml import FileCache, UnsupportedKustomization
+from scanner.sources.kustomize.native_patches import PatchRule, load_patch_rules
+from scanner.sources.kustomize.native_yaml import FileCache, UnsupportedKustomization
 
 _SUPPORTED = frozenset({
     "apiVersion", "kind", "metadata", "resources", "namespace", "labels", "commonLabels",

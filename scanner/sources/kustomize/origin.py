@@ -49,6 +49,16 @@ class RenderOrigin:
     patches: tuple[str, ...] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RenderOutput:
+    """One overlay rendered: its objects, or why it could not be rendered."""
+
+    overlay: str
+    documents: tuple[Any, ...] = ()  # rendered objects, build annotations removed
+    error: str | None = None
+    origins: tuple[RenderOrigin, ...] = ()  # one per document (none when unknown)
+
+
 def take_origin(data: Any, wrapper: str, root: str, fallback: str) -> RenderOrigin:
     """The origin of one object printed by a build of ``wrapper`` (a folder), its build
     annotations removed; ``root`` is the folder tree paths are relative to, ``fallback``
