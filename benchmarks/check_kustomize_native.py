@@ -46,9 +46,8 @@ def compare(root: str) -> dict:
         theirs = external[out.overlay]
         if theirs.error is not None:
             differ.append({"overlay": out.overlay, "kubectl_error": theirs.error})
-        elif list(out.documents) != list(theirs.documents):
-            key = [json.dumps(d, sort_keys=True) for d in out.documents]
-            other = [json.dumps(d, sort_keys=True) for d in theirs.documents]
+        elif (key := [json.dumps(d, sort_keys=True) for d in out.documents]) != \
+                (other := [json.dumps(d, sort_keys=True) for d in theirs.documents]):  # 1 is not 1.0
             if sorted(key) == sorted(other):
                 order_only.append(out.overlay)
             else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from scanner.yamlscalar import BOOL, INT, MERGE, NULL, PLAIN, STR, resolved
@@ -41,12 +42,14 @@ class _Unsupported(Exception):
 
 
 def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = None,
-                         max_depth: int = 200, null_maps: frozenset[str] = frozenset()) -> list[Document] | None:
+                         max_depth: int = 200, null_maps: frozenset[str] = frozenset(),
+                         float_value: Callable[[float], Any] | None = None) -> list[Document] | None:
     """Each document of ``text`` (bytes in UTF-8) in order, or None where the text is beyond
     the subset, nests values close to ``max_depth`` deep (counting the document as 1 and
     each level below it), or (given ``booleans``) holds a plain boolean not among them.
 
-    A null value of a key in ``null_maps`` (at any depth) is read as an empty mapping."""
+    A null value of a key in ``null_maps`` (at any depth) is read as an empty mapping; a
+    plain float is given to ``float_value`` when set (its result is the value read)."""
     if max_depth < 3:
         return None
     if isinstance(text, bytes):
@@ -65,7 +68,7 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
     if wide and re.compile(_OUTSIDE_PATTERN).search(text):
         return None  # (the wide pattern takes milliseconds to compile: only when needed, once)
     try:
-        return _Reader(text.split("\n"), booleans, max_depth, null_maps).documents()
+        return _Reader(text.split("\n"), booleans, max_depth, null_maps, float_value).documents()
     except _Unsupported:
         return None
 
@@ -73,12 +76,13 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
 class _Reader:
     """One text's documents, read line by line with a stack of the open collections."""
 
-    __slots__ = ("booleans", "docs", "line", "lines", "max_depth", "null_maps", "pending", "root", "root_open",
-                 "stack")
+    __slots__ = ("booleans", "docs", "float_value", "line", "lines", "max_depth", "null_maps", "pending", "root",
+                 "root_open", "stack")
 
     def __init__(self, lines: list[str], booleans: frozenset[str] | None, max_depth: int,
-                 null_maps: frozenset[str]) -> None:
+                 null_maps: frozenset[str], float_value: Callable[[float], Any] | None = None) -> None:
         self.lines, self.booleans, self.max_depth, self.null_maps = lines, booleans, max_depth, null_maps
+        self.float_value = float_value
         self.docs: list[Document] = []
         self.stack: list[list[Any]] = []  # [indent, container, is mapping], innermost last
         self.pending: tuple[Any, Any, int] | None = None  # (container, key or None, owner's indent)
@@ -281,8 +285,11 @@ class _Reader:
             return text
         if tag == MERGE or (tag == BOOL and self.booleans is not None and text not in self.booleans):
             raise _Unsupported
-        if value.__class__ is float and not math.isfinite(value):
-            raise _Unsupported  # an error the loader words
+        if value.__class__ is float:
+            if not math.isfinite(value):
+                raise _Unsupported  # an error the loader words
+            if self.float_value is not None:
+                return self.float_value(value)
         return value
 
     def _flow_sequence(self, text: str) -> list:

@@ -36,7 +36,7 @@ from scanner.sources.kustomize.native_ids import (
     legacy_sort_key,
 )
 from scanner.sources.kustomize.native_patches import PatchRule
-from scanner.sources.kustomize.native_refs import fix_back_references
+from scanner.sources.kustomize.native_refs import check_subject_namespaces, fix_back_references
 from scanner.sources.kustomize.native_settings import Settings, read_settings
 from scanner.sources.kustomize.native_yaml import FileCache, UnsupportedKustomization
 from scanner.sources.kustomize.origin import RenderOrigin, RenderOutput, tree_relative
@@ -99,6 +99,7 @@ class NativeRenderer:
         # built, not through the cache of bases: no other kustomization refers to an overlay,
         # so its objects need no copy kept
         resources = self._build_uncached(directory, (directory,))
+        check_subject_namespaces(resources)
         fix_back_references(resources)
         resources.sort(key=legacy_sort_key)
         for r in resources:  # Kustomize drops an empty (or null) annotations map; labels stay

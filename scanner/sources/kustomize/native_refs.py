@@ -23,6 +23,25 @@ from scanner.sources.kustomize.native_yaml import UnsupportedKustomization
 _BINDINGS = ("RoleBinding", "ClusterRoleBinding")
 
 
+def check_subject_namespaces(resources: list[NativeResource]) -> None:
+    """Kustomize refuses a build holding an RBAC RoleBinding whose ServiceAccount subject has a
+    ``namespace`` that is not text (``namespace:`` left blank): "Invalid Input: namespace is
+    blank for resource ...". A subject that is no mapping, or whose kind is not text, makes it
+    crash. The overlay goes to the external renderer, which reports either."""
+    for r in resources:
+        if r.kind != "RoleBinding" or r.api_version.rpartition("/")[0] != "rbac.authorization.k8s.io":
+            continue
+        subjects = r.data.get("subjects")
+        if not isinstance(subjects, list):
+            continue
+        for subject in subjects:
+            if not isinstance(subject, dict) or ("kind" in subject and not isinstance(subject["kind"], str)):
+                raise UnsupportedKustomization("subject is not a mapping with a text kind")
+            if subject.get("kind") == "ServiceAccount" and "namespace" in subject \
+                    and not isinstance(subject["namespace"], str):
+                raise UnsupportedKustomization("RoleBinding subject with a blank namespace (kustomize refuses it)")
+
+
 def fix_back_references(resources: list[NativeResource]) -> None:
     """Update references to objects a namespace transformation moved, in place."""
     if not any(r.previous for r in resources):

@@ -42,6 +42,8 @@ def read_settings(directory: str, path: str, files: FileCache) -> Settings:
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise UnsupportedKustomization("kustomization is not one mapping", path)
     data: dict[str, Any] = documents[0]
+    if not any(value not in (None, "", False, 0) for key, value in data.items() if key not in ("apiVersion", "kind")):
+        raise UnsupportedKustomization("kustomization.yaml is empty (kustomize refuses it)", path)
     unknown = sorted(set(data) - _SUPPORTED)
     if unknown:
         raise UnsupportedKustomization(f"kustomization field {unknown[0]}", path)
