@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ class SourceConfig:
     exclude: tuple[str, ...] = ()
     kustomize: str = "auto"
     kustomize_roots: tuple[str, ...] = ()  # kustomization folders rendered as entry points too
+    kustomize_remote_hosts: tuple[str, ...] = ()  # hosts remote kustomize resources may come from
     helm: HelmConfig = field(default_factory=lambda: HelmConfig())
     gitops: str = "auto"  # auto: Flux and Argo CD objects decide what is rendered; off: they are plain objects
     repository_urls: tuple[str, ...] = ()  # other URLs of the repository (GitOps objects name it by them)
@@ -253,7 +255,7 @@ class _Reader:
         )
 
 
-    def helm(self, s: dict, keys: list[str | int]) -> HelmConfig:
+    def helm(self, s: Mapping[str, Any], keys: list[str | int]) -> HelmConfig:
         """A source's ``helm``, ``helm_values``, ``helm_charts`` and ``helm_timeout`` keys."""
         mode = self.switch(s, keys, "helm")
         charts = {}
@@ -275,7 +277,7 @@ class _Reader:
             raise self.fail([*keys, "helm_timeout"], "must be a positive number of seconds")
         return HelmConfig(mode, self.strings(s.get("helm_values"), [*keys, "helm_values"]), charts, float(timeout))
 
-    def switch(self, s: dict, keys: list[str | int], key: str) -> str:
+    def switch(self, s: Mapping[str, Any], keys: list[str | int], key: str) -> str:
         """An ``auto``/``off`` key (default ``auto``)."""
         value = s.get(key, "auto")
         if value is False:  # YAML 1.1 reads an unquoted off as false
@@ -297,6 +299,15 @@ def _relative_folder(folder: str) -> str:
     """A folder relative to a source root as the tree names it (``.`` for the root itself)."""
     cleaned = folder.strip().removeprefix("./").strip("/")
     return cleaned or "."
+
+
+def _remote_hosts(r: _Reader, value: Any, keys: list[str | int]) -> tuple[str, ...]:
+    """``sources[].kustomize_remote_hosts``: host names (``github.com``), no scheme, path or port."""
+    hosts = r.strings(value, keys)
+    for i, host in enumerate(hosts):
+        if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?", host):
+            raise r.fail([*keys, i], "must be a host name (github.com), without scheme, port or path")
+    return tuple(h.lower() for h in hosts)
 
 
 def _kustomize_roots(r: _Reader, value: Any, keys: list[str | int]) -> tuple[str, ...]:
@@ -398,7 +409,7 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
         keys: list[str | int] = ["sources", i]
         s = r.mapping(entry, keys, {"name", "git", "export", "directory", "include", "exclude", "kustomize",
                                     "helm", "helm_values", "helm_charts", "helm_timeout", "gitops",
-                                    "repository_urls", "kustomize_roots", "cluster"})
+                                    "repository_urls", "kustomize_roots", "kustomize_remote_hosts", "cluster"})
         name = r.string(s.get("name"), [*keys, "name"], required=True)
         assert name is not None
         if name in names:
@@ -418,6 +429,8 @@ def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = No
                   "helm": r.helm(s, keys), "gitops": r.switch(s, keys, "gitops"),
                   "repository_urls": r.strings(s.get("repository_urls"), [*keys, "repository_urls"]),
                   "kustomize_roots": _kustomize_roots(r, s.get("kustomize_roots"), [*keys, "kustomize_roots"]),
+                  "kustomize_remote_hosts": _remote_hosts(r, s.get("kustomize_remote_hosts"),
+                                                          [*keys, "kustomize_remote_hosts"]),
                   "cluster": r.string(s["cluster"], [*keys, "cluster"], required=True) if "cluster" in s else ""}
         if kind == "git":
             sources.append(SourceConfig(name, "git", git=r.git(s["git"], [*keys, "git"], with_path=False), **common))

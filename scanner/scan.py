@@ -202,7 +202,8 @@ def load_config_values(config: Config) -> Values:
 
 def build_source(cfg: SourceConfig, config: Config, prefetch: GitPrefetch | None = None) -> Any:
     tree = TreeOptions(include=cfg.include, exclude=cfg.exclude, kustomize=cfg.kustomize,  # type: ignore[arg-type]
-                       helm=cfg.helm, kustomize_roots=cfg.kustomize_roots)
+                       helm=cfg.helm, kustomize_roots=cfg.kustomize_roots,
+                       kustomize_remote_hosts=cfg.kustomize_remote_hosts)
     if cfg.type == "git":
         return GitSource(cfg.name, git_options(cfg.git, config, tree),
                          prefetch.prepared(cfg.name) if prefetch is not None else None)

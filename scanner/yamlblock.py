@@ -86,7 +86,8 @@ class _Reader:
         self.docs: list[Document] = []
         self.stack: list[list[Any]] = []  # [indent, container, is mapping], innermost last
         self.pending: tuple[Any, Any, int] | None = None  # (container, key or None, owner's indent)
-        self.root_open, self.root, self.line = False, None, 0
+        self.root: Any = None  # the open document's top collection
+        self.root_open, self.line = False, 0
 
     def documents(self) -> list[Document]:
         lines, stack, plain, keys = self.lines, self.stack, PLAIN, _TEXT_KEYS

@@ -35,6 +35,7 @@ from scanner.sources.helm.kustomize import (
 )
 from scanner.sources.helm.releases import scan_charts
 from scanner.sources.helm.render import HelmNotFound, find_helm
+from scanner.sources.kustomize.confine import Confinement
 from scanner.sources.kustomize.external import find_renderer, render_overlay
 from scanner.sources.kustomize.locate import OriginLocator
 from scanner.sources.kustomize.native import NativeResult, render_native
@@ -55,6 +56,7 @@ class TreeOptions:
     helm: HelmConfig = field(default_factory=HelmConfig)
     gitops: tuple[EntryPoint, ...] = ()  # GitOps objects' entry points into this tree
     kustomize_roots: tuple[str, ...] = ()  # kustomizations rendered as entry points too
+    kustomize_remote_hosts: tuple[str, ...] = ()  # hosts remote kustomize resources may come from
     limits: YamlLimits = DEFAULT_LIMITS
     render_timeout: float = 300.0
     shard: Shard = field(default_factory=Shard)
@@ -126,6 +128,14 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
     yield from scan_charts(tree, charts, options.helm, origin, stats, shard)
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
+    if rendering:  # nothing that leads outside the source is given to a renderer
+        confinement = Confinement(tree, options.kustomize_remote_hosts)
+        refusals = {overlay: confinement.check(overlay) for overlay in my_overlays}
+        for refusal in refusals.values():
+            if refusal is not None:
+                stats.errors += 1
+                yield ErrorRecord(origin.source, "read", refusal.message, Location(refusal.kustomization, refusal.line))
+        my_overlays = [o for o in my_overlays if refusals[o] is None]
     helm_charts: dict[str, list[KustomizeChart]] = {}
     if inflated:
         for overlay in my_overlays:
@@ -182,7 +192,8 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
                 yield from _rendered(outputs[overlay], render_plan.files[overlay], origin, stats, locator, places)
         entries = options.gitops
         for entry in [e for i, e in enumerate(entries) if shard.owns_block(i, len(entries))]:
-            yield from render_entry(entry, tree, origin, stats, options.render_timeout, locator)
+            yield from render_entry(entry, tree, origin, stats, options.render_timeout, locator,
+                                    options.kustomize_remote_hosts)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -29,6 +29,7 @@ from scanner.sources.gitops.substitute import substitute_object
 from scanner.sources.helm.charts import CHART_FILE, read_chart
 from scanner.sources.helm.releases import PlannedRelease, in_namespace, rendered_items
 from scanner.sources.helm.render import HelmNotFound, Release, find_helm, render_chart
+from scanner.sources.kustomize.confine import Confinement, Refusal
 from scanner.sources.kustomize.external import find_renderer, run_renderer
 from scanner.sources.kustomize.locate import OriginLocator
 from scanner.sources.kustomize.origin import take_origin
@@ -39,9 +40,12 @@ from scanner.yamldoc import YamlDocument, iter_documents
 
 
 def render_entry(entry: EntryPoint, tree: FileTree, origin: Origin, stats: SourceStats,
-                 timeout: float, locator: OriginLocator | None = None) -> Iterator[SourceItem]:
+                 timeout: float, locator: OriginLocator | None = None,
+                 remote_hosts: tuple[str, ...] = ()) -> Iterator[SourceItem]:
     """The objects ``entry`` deploys from ``tree`` (the source it points into); ``locator``
-    finds the line defining each object a kustomization renders."""
+    finds the line defining each object a kustomization renders. A kustomization naming a
+    remote resource (unless its host is in ``remote_hosts``) or a path leading outside the
+    source is refused before kustomize runs."""
     disk_root = tree.on_disk()
     root = os.path.realpath(disk_root)
     folder = os.path.realpath(os.path.join(root, entry.path))
@@ -62,9 +66,30 @@ def render_entry(entry: EntryPoint, tree: FileTree, origin: Origin, stats: Sourc
     if renderer == "helm":
         yield from _helm(entry, tree, root, origin, stats, timeout)
     elif renderer == "kustomize":
+        refusal = _outside(tree, entry.path, folder, root, remote_hosts)
+        if refusal is not None:
+            stats.errors += 1
+            yield ErrorRecord(origin.source, "read", refusal.message, Location(refusal.kustomization, refusal.line))
+            return
         yield from _kustomize(entry, root, folder, origin, stats, timeout, locator)
     else:
         yield from _directory(entry, root, folder, origin, stats)
+
+
+def _outside(tree: FileTree, path: str, folder: str, root: str, remote_hosts: tuple[str, ...]) -> Refusal | None:
+    """The first entry of the entry point's kustomizations that leads outside the source; for a
+    folder without a kustomization (Flux generates one), those of its subfolders'."""
+    confinement = Confinement(tree, remote_hosts)
+    if any(os.path.isfile(os.path.join(folder, f)) for f in KUSTOMIZATION_FILES):
+        return confinement.check(path)
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if any(f in files for f in KUSTOMIZATION_FILES):
+            dirs[:] = []
+            refusal = confinement.check(os.path.relpath(current, root).replace(os.sep, "/"))
+            if refusal is not None:
+                return refusal
+    return None
 
 
 def _error(entry: EntryPoint, origin: Origin, message: str, kind: str = "render") -> ErrorRecord:

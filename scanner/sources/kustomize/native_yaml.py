@@ -151,6 +151,7 @@ def parse_documents(text: bytes | str, path: str) -> list[Any]:
     try:
         while loader.check_node():
             node = loader.get_node()
+            assert node is not None  # check_node said there is one
             _check_flow_empties(node)
             data = construct(node)
             if data is not None:
