@@ -36,11 +36,12 @@ from scanner.sources.helm.kustomize import (
 from scanner.sources.helm.releases import scan_charts
 from scanner.sources.helm.render import HelmNotFound, find_helm
 from scanner.sources.kustomize.confine import Confinement
-from scanner.sources.kustomize.external import find_renderer, render_overlay
+from scanner.sources.kustomize.external import render_overlay
 from scanner.sources.kustomize.locate import OriginLocator
 from scanner.sources.kustomize.native import NativeResult, render_native
 from scanner.sources.kustomize.origin import RenderOrigin, RenderOutput
 from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES, KustomizeMode, RenderPlan, plan
+from scanner.sources.kustomize.version import ExternalRenderer, external_renderer
 from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits
@@ -120,7 +121,9 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
             stats.errors += 1
             yield ErrorRecord(origin.source, "render", "kustomize_roots entry is not a folder with a "
                               "kustomization (kind: Kustomization)", Location(root or "."))
-    command = find_renderer(options.kustomize)
+    # the external renderer, its Kustomize version checked (only when there is something to render)
+    external = external_renderer(options.kustomize) if render_plan.overlays else ExternalRenderer()
+    command = list(external.command) if external.command is not None else None
     rendering = command is not None and bool(render_plan.overlays)
     inflated = inflated_chart_folders(tree, render_plan.kustomizations) if rendering else ()
     if inflated:  # charts a kustomization inflates are rendered by kustomize, in its overlays
@@ -150,9 +153,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
     if options.kustomize == "auto" and command is None:
         for overlay in my_overlays:
             stats.errors += 1
-            yield ErrorRecord(origin.source, "renderer-missing",
-                              "no Kustomize renderer (kustomize or kubectl) on PATH; "
-                              "raw files scanned instead",
+            yield ErrorRecord(origin.source, "renderer-missing", f"{external.problem}; raw files scanned instead",
                               Location(render_plan.files[overlay]))
     pool = ThreadPoolExecutor(RENDERERS, thread_name_prefix="kustomize") if rendering else None
     futures: list[Future[RenderOutput]] = []
@@ -167,7 +168,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
                 root = tree.on_disk()
                 futures = [pool.submit(render_overlay, [*command, *helm.flags] if helm and overlay in helm_charts
                                        else command, root, overlay, options.render_timeout,
-                                       render_plan.files[overlay])
+                                       render_plan.files[overlay], external.label)
                            for overlay in my_overlays if overlay in native.fallback]
         mine = [tree_file for position, tree_file in enumerate(files) if shard.owns(position)]
         reasons = [deployed.reason(f.relpath) or _not_read(f.relpath, charts, render_plan, rendering, inflated)
@@ -300,6 +301,7 @@ def _rendered(output: RenderOutput, kustomization: str, origin: Origin, stats: S
         yield ErrorRecord(origin.source, "render", f"kustomize failed: {output.error}",
                           Location(kustomization, locator.error_line(kustomization, output.error)))
         return
+    label = output.label()  # the overlay and what rendered it
     in_template: dict[str, int] = {}
     for index, data in enumerate(output.documents):
         stats.documents += 1
@@ -310,8 +312,9 @@ def _rendered(output: RenderOutput, kustomization: str, origin: Origin, stats: S
             document = in_template[place.path] = in_template.get(place.path, -1) + 1
             where = replace(where, path=place.path, document=document, line=place.line, item=None,
                             overlay=place.label)
+        overlay = label if place is None else f"{place.label} ({output.renderer})" if output.renderer else place.label
         doc = YamlDocument(data, where.path, where.document, where.line or 0, None, where.item)
         item = resource_from_document(doc, where.path, origin, stats, "kustomize",
-                                      overlay=where.overlay, patches=where.patches)
+                                      overlay=overlay, patches=where.patches)
         if item is not None:
             yield item

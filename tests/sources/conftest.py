@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,3 +78,15 @@ def tree_of(root: Path, kind: str) -> FileTree:
         if entry.name != ".git":
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     return GitTree(str(root), sha)
+
+
+def overlay_folder(resource: Any) -> str | None:
+    """The overlay a rendered resource names, without the renderer: ``o (in-process)`` -> ``o``."""
+    overlay = resource.provenance.overlay
+    return overlay.rsplit(" (", 1)[0] if overlay and overlay.endswith(")") else overlay
+
+
+def renderer_of(resource: Any) -> str:
+    """The renderer a rendered resource's overlay names: ``in-process``, ``kubectl kustomize v5.5.0``."""
+    overlay = resource.provenance.overlay or ""
+    return overlay.rsplit(" (", 1)[1].removesuffix(")") if overlay.endswith(")") else ""

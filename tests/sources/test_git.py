@@ -13,6 +13,7 @@ from scanner.sources.git_tree import BlobReader, check_out, forget_checkout
 from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
 from scanner.yamldoc import YamlLimits
+from tests.sources.conftest import overlay_folder
 
 from .conftest import deployment
 
@@ -254,7 +255,7 @@ def test_git_source_checks_out_the_commit_for_an_overlay_kubectl_renders(tmp_pat
             repo.commit("second")
         source = _source(tmp_path, str(repo.path))
         items = list(source.iter_items())
-        generated = [i for i in items if isinstance(i, Resource) and i.provenance.overlay == "gen"]
+        generated = [i for i in items if isinstance(i, Resource) and overlay_folder(i) == "gen"]
         assert [i.data["data"] for i in generated] == [{"mode": mode}], items
         assert [(i.provenance.path, i.provenance.line) for i in generated] == [("gen/kustomization.yaml", 1)]
         assert {"apps/a.yaml", "gen/kustomization.yaml"} <= _working_files(source)
@@ -307,7 +308,7 @@ def test_git_source_reads_packed_objects_in_batches(tmp_path, make_repo):
     assert len(resources) == 601 and resources["apps/d299.yaml"].data["metadata"]["name"] == "d299"
     prod = resources["base/web.yaml"]  # rendered from the overlay prod, defined in the base
     assert prod.data["metadata"] == {"name": "web", "namespace": "prod"}
-    assert (prod.provenance.overlay, prod.provenance.line) == ("prod", 1)
+    assert (overlay_folder(prod), prod.provenance.line) == ("prod", 1)
     assert {r.data["metadata"]["name"] for p, r in resources.items() if p.startswith("copies/")} == {"same"}
     assert [(e.kind, e.location.path) for e in errors] == [("limit", "apps/huge.yaml")]
 

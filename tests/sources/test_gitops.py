@@ -14,6 +14,7 @@ from scanner.sources.gitops.discover import SearchedSource, discover, names_gito
 from scanner.sources.gitops.objects import Catalog, Declared, NotScanned, entry_points
 from scanner.sources.gitops.substitute import substitute_object, substitute_text
 from scanner.sources.gitops.urls import repository_key
+from scanner.sources.kustomize.version import external_renderer
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 from tests.programs import need_program
@@ -146,7 +147,8 @@ def test_gitops_entry_points_render_what_the_controllers_deploy(platform: Path):
     assert web.data["metadata"]["annotations"] == {"region": "eu-west", "escaped": "${region}"}
     assert web.data["metadata"]["labels"]["tier"] == "frontend"
     assert web.data["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/web:2.0"
-    assert web.provenance.overlay == "Kustomization flux-system/apps (clusters/prod/apps.yaml:1)"
+    assert web.provenance.overlay == ("Kustomization flux-system/apps (clusters/prod/apps.yaml:1) "
+                                      f"({external_renderer('auto').label})")
     release = resources[("Deployment/shop/shop-web-web", "charts/web/templates/deployment.yaml")]
     assert release.data["spec"]["replicas"] == 4  # values over valuesFrom
     assert release.data["spec"]["template"]["spec"]["containers"][0]["securityContext"] == {"privileged": True}

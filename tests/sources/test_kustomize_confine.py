@@ -118,7 +118,7 @@ def test_allowed_host_passes_and_file_urls_never_do(tmp_path: Path) -> None:
 class _Counter(http.server.BaseHTTPRequestHandler):
     requests = 0
 
-    def do_GET(self) -> None:  # noqa: N802 - the handler's name
+    def do_GET(self) -> None:
         type(self).requests += 1
         body = (CM % "fetched").encode()
         self.send_response(200)

@@ -23,10 +23,11 @@ from scanner.sources.kustomize.native import (
 )
 from scanner.sources.kustomize.native_fields import ImageRule, split_image
 from scanner.sources.kustomize.plan import plan
+from scanner.sources.kustomize.version import external_renderer
 from scanner.sources.paths import PathFilter, Shard, walk_tree
 from scanner.sources.provenance import Resource
 from scanner.sources.tree import TreeOptions
-from tests.sources.conftest import TREE_KINDS, tree_of
+from tests.sources.conftest import TREE_KINDS, overlay_folder, renderer_of, tree_of
 
 KUBECTL = find_renderer("auto")
 MAKE_CORPUS = "/work/shared/bench/make_corpus.py"
@@ -439,15 +440,19 @@ def test_tree_renders_native_and_fallback_overlays_alike(tmp_path: Path) -> None
     items = list(DirectorySource("d", str(tmp_path)).iter_items())
     resources = [i for i in items if isinstance(i, Resource)]
     assert len(resources) == len(items)
-    by_overlay = {(r.provenance.overlay, r.identity.kind, r.identity.name): r for r in resources}
+    by_overlay = {(overlay_folder(r), r.identity.kind, r.identity.name): r for r in resources}
     generated = [k for k in by_overlay if k[0] == "gen"]
     assert len(generated) == 1 and generated[0][2].startswith("g-")  # name hash: kubectl made it
-    native = [r for r in resources if r.provenance.overlay == "o"]
+    native = [r for r in resources if overlay_folder(r) == "o"]
     assert as_json(r.data for r in native) == as_json(kubectl_render(tmp_path, "o"))
     assert all(r.provenance.path.startswith("base/") and r.provenance.line for r in native)
-    assert [(r.provenance.path, r.provenance.line) for r in resources if r.provenance.overlay == "gen"] == [
+    assert [(r.provenance.path, r.provenance.line) for r in resources if overlay_folder(r) == "gen"] == [
         ("gen/kustomization.yaml", 2)]
     assert all(r.provenance.rendered_by == "kustomize" for r in resources)
+    # each object names what rendered it: in process, or kubectl/kustomize with its Kustomize version
+    assert {renderer_of(r) for r in native} == {"in-process"}
+    assert {renderer_of(r) for r in resources if overlay_folder(r) == "gen"} == {external_renderer("auto").label}
+    assert external_renderer("auto").label.startswith(("kubectl kustomize v5.", "kustomize v5."))
 
 
 def test_native_render_equals_kubectl_on_generated_corpus(tmp_path: Path) -> None:

@@ -10,9 +10,11 @@ import pytest
 
 from scanner.sources.directory import DirectorySource
 from scanner.sources.kustomize.origin import ORIGIN_ANNOTATION
+from scanner.sources.kustomize.version import external_renderer
 from scanner.sources.provenance import ErrorRecord, Resource
 from scanner.sources.tree import TreeOptions
 from scanner.yamldoc import iter_documents
+from tests.sources.conftest import overlay_folder, renderer_of
 
 # the base: a Service (line 1) and, after it, a Deployment (line 8) in one file
 BASE_APP = """\
@@ -66,7 +68,7 @@ def _scan(root: Path, **options) -> tuple[list[Resource], list[ErrorRecord]]:
 
 
 def _where(resources: list[Resource]) -> set[tuple]:
-    return {(r.provenance.overlay, r.identity.kind, r.provenance.path, r.provenance.line, r.provenance.patches)
+    return {(overlay_folder(r), r.identity.kind, r.provenance.path, r.provenance.line, r.provenance.patches)
             for r in resources}
 
 
@@ -79,16 +81,17 @@ BASE_WITH_TWO_OVERLAYS = {
 }
 
 
-@pytest.mark.parametrize("extra", [
-    pytest.param("", id="in-process-renderer-points-at-the-base"),
-    pytest.param("namePrefix: x-\n", id="kubectl-renderer-points-at-the-base"),
+@pytest.mark.parametrize(("extra", "external"), [
+    pytest.param("", False, id="in-process-renderer-points-at-the-base"),
+    pytest.param("namePrefix: x-\n", True, id="kubectl-renderer-points-at-the-base"),
 ])
-def test_overlay_resources_point_at_the_defining_file_and_line(tmp_path: Path, extra: str) -> None:
+def test_overlay_resources_point_at_the_defining_file_and_line(tmp_path: Path, extra: str, external: bool) -> None:
     _write(tmp_path, {**BASE, **_overlays(extra)})
     resources, errors = _scan(tmp_path)
     assert errors == []
     assert _where(resources) == BASE_WITH_TWO_OVERLAYS
     assert all(r.provenance.rendered_by == "kustomize" for r in resources)
+    assert {renderer_of(r) for r in resources} == {external_renderer("auto").label if external else "in-process"}
 
 
 @pytest.mark.parametrize("extra", [
@@ -101,7 +104,7 @@ def test_overlay_objects_are_what_kubectl_prints(tmp_path: Path, extra: str) -> 
     for overlay in ("overlays/dev", "overlays/prod"):
         printed = subprocess.run(["kubectl", "kustomize", str(tmp_path / overlay)], check=True,
                                  capture_output=True, text=True).stdout
-        assert [r.data for r in resources if r.provenance.overlay == overlay] == \
+        assert [r.data for r in resources if overlay_folder(r) == overlay] == \
             [d.data for d in iter_documents(printed)]
     assert not any(ORIGIN_ANNOTATION in str(r.data) for r in resources)
 
@@ -157,7 +160,7 @@ def test_failing_overlay_error_is_located(tmp_path: Path, kustomization: str, li
     resources, errors = _scan(tmp_path)
     assert [(e.kind, e.location.path, e.location.line) for e in errors] == [
         ("render", "broken/kustomization.yaml", line)]
-    assert {r.provenance.overlay for r in resources} == {"ok"}
+    assert {overlay_folder(r) for r in resources} == {"ok"}
 
 
 @pytest.mark.parametrize(("files", "options", "overlays", "error_paths"), [
@@ -182,7 +185,7 @@ def test_entry_points(tmp_path: Path, files: dict[str, str], options: dict, over
                       error_paths: set[str]) -> None:
     _write(tmp_path, {**BASE, **files})
     resources, errors = _scan(tmp_path, **options)
-    assert {r.provenance.overlay for r in resources} == overlays
+    assert {overlay_folder(r) for r in resources} == overlays
     assert {e.location.path for e in errors} == error_paths
     assert all(e.kind == "render" and e.location.line == 1 for e in errors if e.location.path.endswith(".yaml"))
     assert not any("scanner-kustomize-" in e.message for e in errors)  # kustomize's words about the overlay

@@ -16,6 +16,7 @@ from scanner.sources.paths import PathFilter, Shard, glob_match
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 from scanner.yamldoc import iter_documents
+from tests.sources.conftest import overlay_folder
 
 from .conftest import TREE_KINDS, deployment, tree_of
 
@@ -49,7 +50,7 @@ def gitops(make_repo):
 def test_tree_renders_overlays_once_with_overlay_provenance(tmp_path, gitops):
     source = GitSource("g", GitOptions(str(gitops.path), "main", cache_dir=str(tmp_path / "c")))
     resources, errors = _items(source)
-    found = {(r.provenance.path, r.provenance.line, r.provenance.overlay, r.provenance.patches,
+    found = {(r.provenance.path, r.provenance.line, overlay_folder(r), r.provenance.patches,
               r.provenance.rendered_by, r.identity.namespace, r.identity.name) for r in resources}
     assert found == {("app/base/deploy.yaml", 1, "app/overlays/dev", ("app/overlays/dev/r.yaml",),
                       "kustomize", "web-dev", "web"),
@@ -302,7 +303,7 @@ def test_tree_renders_overlay_with_extensionless_kustomization_like_kubectl(tmp_
     source = DirectorySource("d", str(tmp_path))
     resources, errors = _items(source)
     assert errors == []
-    assert [(r.provenance.path, r.provenance.overlay, r.provenance.patches) for r in resources] == [
+    assert [(r.provenance.path, overlay_folder(r), r.provenance.patches) for r in resources] == [
         ("base/deploy.yaml", "prod", ("prod/replicas.yaml",))]
     assert [r.data for r in resources] == expected
     assert source.stats.skipped["kustomize-config"] == 2

@@ -30,10 +30,11 @@ from scanner.sources.helm.charts import CHART_FILE, read_chart
 from scanner.sources.helm.releases import PlannedRelease, in_namespace, rendered_items
 from scanner.sources.helm.render import HelmNotFound, Release, find_helm, render_chart
 from scanner.sources.kustomize.confine import Confinement, Refusal
-from scanner.sources.kustomize.external import find_renderer, run_renderer
+from scanner.sources.kustomize.external import run_renderer
 from scanner.sources.kustomize.locate import OriginLocator
 from scanner.sources.kustomize.origin import take_origin
 from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES
+from scanner.sources.kustomize.version import external_renderer
 from scanner.sources.paths import MANIFEST_SUFFIXES, glob_match, open_regular
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import YamlDocument, iter_documents
@@ -127,11 +128,12 @@ def _helm(entry: EntryPoint, tree: FileTree, root: str, origin: Origin, stats: S
 
 def _kustomize(entry: EntryPoint, root: str, folder: str, origin: Origin, stats: SourceStats,
                timeout: float, locator: OriginLocator | None) -> Iterator[SourceItem]:
-    command = find_renderer("auto")
-    if command is None:
+    renderer = external_renderer("auto")
+    if renderer.command is None:
         stats.errors += 1
-        yield _error(entry, origin, "no Kustomize renderer (kustomize or kubectl) on PATH")
+        yield _error(entry, origin, renderer.problem)
         return
+    command, label = list(renderer.command), f"{entry.label} ({renderer.label})"
     with tempfile.TemporaryDirectory(prefix="scanner-gitops-") as work:
         wrapper: dict[str, Any] = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
                                    "resources": _resources(folder, work),
@@ -166,11 +168,11 @@ def _kustomize(entry: EntryPoint, root: str, folder: str, origin: Origin, stats:
             if entry.substitute is not None:
                 data = substitute_object(data, dict(entry.substitute))
             if locator is None:
-                yield from _item(entry, data, render_origin.path, counts, origin, stats)
+                yield from _item(entry, data, render_origin.path, counts, origin, stats, label=label)
                 continue
             where = locator.locate(entry.path, kustomization, render_origin, data)
             yield from _item(entry, data, where.path, counts, origin, stats, where.line, where.patches,
-                             where.document)
+                             where.document, label)
 
 
 def _resources(folder: str, work: str) -> list[str]:
@@ -235,12 +237,14 @@ def _argo_glob(patterns: str, relpath: str) -> bool:
 
 
 def _item(entry: EntryPoint, data: Any, path: str, counts: dict[str, int], origin: Origin, stats: SourceStats,
-          line: int | None = None, patches: tuple[str, ...] = (), document: int | None = None) -> Iterator[SourceItem]:
+          line: int | None = None, patches: tuple[str, ...] = (), document: int | None = None,
+          label: str | None = None) -> Iterator[SourceItem]:
+    """One object ``entry`` deploys; ``label`` names the entry point (and what rendered it) in its provenance."""
     if isinstance(data, dict) and entry.namespace:
         in_namespace(data, entry.namespace)
     index = counts[path] = counts.get(path, -1) + 1
     item = resource_from_document(YamlDocument(data, path, index if document is None else document, line or 0), path,
-                                  origin, stats, entry.declared.kind, overlay=entry.label, patches=patches)
+                                  origin, stats, entry.declared.kind, overlay=label or entry.label, patches=patches)
     if item is not None:
         yield item
 

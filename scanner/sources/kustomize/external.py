@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from typing import Any
@@ -19,22 +18,19 @@ from typing import Any
 from scanner.errors import ManifestError
 from scanner.sources.kustomize.origin import RenderOutput, take_origin
 from scanner.sources.kustomize.plan import KustomizeMode
+from scanner.sources.kustomize.version import external_renderer
 from scanner.yamldoc import iter_documents
 
 
 def find_renderer(mode: KustomizeMode) -> list[str] | None:
-    """The command that renders a directory: ``kustomize build`` or ``kubectl kustomize``."""
-    if mode == "off":
-        return None
-    if shutil.which("kustomize"):
-        return ["kustomize", "build"]
-    if shutil.which("kubectl"):
-        return ["kubectl", "kustomize"]
-    return None
+    """The command that renders a directory with Kustomize v5: ``kustomize build`` or ``kubectl
+    kustomize`` (see ``version``), or None when there is none."""
+    command = external_renderer(mode).command
+    return list(command) if command is not None else None
 
 
 def render_overlay(command: list[str], root: str, overlay: str, timeout: float,
-                   kustomization: str = "") -> RenderOutput:
+                   kustomization: str = "", renderer: str = "") -> RenderOutput:
     """Render one overlay with its own renderer process. Overlays are never built together: one
     build fixes name references across everything it holds, so an overlay's reference would
     take the generated name of an object of another overlay.
@@ -43,7 +39,8 @@ def render_overlay(command: list[str], root: str, overlay: str, timeout: float,
     overlay and which asks for origin annotations; they are read and taken off the objects.
     A failed build is run again without the wrapper, so the error is kustomize's own wording
     about the overlay. ``kustomization`` is the overlay's file (tree-relative), the origin of
-    an object kustomize gives none."""
+    an object kustomize gives none; ``renderer`` names the renderer in the output
+    (``kubectl kustomize v5.5.0``)."""
     target = os.path.join(root, overlay or ".")
     with tempfile.TemporaryDirectory(prefix="scanner-kustomize-") as wrapper:
         relative = os.path.relpath(os.path.realpath(target), os.path.realpath(wrapper))
@@ -53,14 +50,14 @@ def render_overlay(command: list[str], root: str, overlay: str, timeout: float,
         if not ok:
             ok, text = _run([*command, target], timeout)
             if not ok:
-                return RenderOutput(overlay, error=text)
+                return RenderOutput(overlay, error=text, renderer=renderer)
         try:
             documents = _documents(text, overlay)
         except ManifestError as exc:
-            return RenderOutput(overlay, error=f"renderer output is not valid YAML: {exc}")
+            return RenderOutput(overlay, error=f"renderer output is not valid YAML: {exc}", renderer=renderer)
         origins = tuple(take_origin(d, os.path.realpath(wrapper), root, kustomization or overlay)
                         for d in documents)
-    return RenderOutput(overlay, tuple(documents), origins=origins)
+    return RenderOutput(overlay, tuple(documents), origins=origins, renderer=renderer)
 
 
 def _documents(text: str, path: str) -> list[Any]:

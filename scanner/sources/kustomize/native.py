@@ -42,7 +42,9 @@ from scanner.sources.kustomize.native_yaml import FileCache, UnsupportedKustomiz
 from scanner.sources.kustomize.origin import RenderOrigin, RenderOutput, tree_relative
 from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES
 
-__all__ = ["NativeRenderer", "NativeResult", "UnsupportedKustomization", "render_native"]
+__all__ = ["NATIVE_RENDERER", "NativeRenderer", "NativeResult", "UnsupportedKustomization", "render_native"]
+
+NATIVE_RENDERER = "in-process"  # how the objects it renders name their renderer
 
 
 @dataclass(slots=True)
@@ -64,7 +66,8 @@ def render_native(tree: FileTree, overlays: Sequence[str]) -> NativeResult:
             result.fallback[overlay] = str(exc)
         else:
             origins = tuple(renderer.origin_of(r, overlay) for r in resources)
-            result.outputs.append(RenderOutput(overlay, tuple(r.data for r in resources), origins=origins))
+            result.outputs.append(RenderOutput(overlay, tuple(r.data for r in resources), origins=origins,
+                                               renderer=NATIVE_RENDERER))
     return result
 
 

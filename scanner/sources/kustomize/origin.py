@@ -57,6 +57,12 @@ class RenderOutput:
     documents: tuple[Any, ...] = ()  # rendered objects, build annotations removed
     error: str | None = None
     origins: tuple[RenderOrigin, ...] = ()  # one per document (none when unknown)
+    renderer: str = ""  # what rendered it: "in-process", "kubectl kustomize v5.5.0"
+
+    def label(self) -> str:
+        """The overlay as its rendered objects name it: ``apps/prod (kubectl kustomize v5.5.0)``."""
+        overlay = self.overlay or "."
+        return f"{overlay} ({self.renderer})" if self.renderer else overlay
 
 
 def take_origin(data: Any, wrapper: str, root: str, fallback: str) -> RenderOrigin:
