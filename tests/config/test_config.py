@@ -111,6 +111,22 @@ def test_config_policy_globs_and_strict_policies(tmp_path: pathlib.Path, entry: 
 
 
 @pytest.mark.parametrize(("value", "expected"), [
+    pytest.param("[GitHub.com, git.example.org]", ("github.com", "git.example.org"), id="hosts-lowercased"),
+    pytest.param("[https://github.com]", r"sources\[0\].kustomize_remote_hosts\[0\]: must be a host name", id="url-refused"),
+    pytest.param("[github.com/org]", r"sources\[0\].kustomize_remote_hosts\[0\]: must be a host name", id="path-refused"),
+    pytest.param("github.com", r"sources\[0\].kustomize_remote_hosts: must be a list of strings", id="not-a-list-refused"),
+])
+def test_config_kustomize_remote_hosts(tmp_path: pathlib.Path, value: str, expected: object) -> None:
+    path = tmp_path / "scanner.yaml"
+    path.write_text(f"policies: [{{path: p}}]\nsources: [{{name: a, directory: {{path: d}}, kustomize_remote_hosts: {value}}}]\n")
+    if isinstance(expected, tuple):
+        assert load_config(path, env={}).sources[0].kustomize_remote_hosts == expected
+    else:
+        with pytest.raises(ConfigError, match=expected):
+            load_config(path, env={})
+
+
+@pytest.mark.parametrize(("value", "expected"), [
     pytest.param("[apps/base, ./team/]", ("apps/base", "team"), id="kustomize-roots-are-normalised-folders"),
     pytest.param("[../outside]", r"scanner.yaml:2:61: sources\[0\].kustomize_roots\[0\]: must be a folder relative", id="root-outside-refused"),
     pytest.param("[/abs]", r"scanner.yaml:2:61: sources\[0\].kustomize_roots\[0\]: must be a folder relative", id="absolute-root-refused"),
