@@ -14,6 +14,7 @@ import pytest
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import DiskTree
 from scanner.sources.helm.kustomize import kustomization_charts
+from scanner.sources.kustomize.version import external_renderer
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 from tests.programs import need_program
@@ -85,7 +86,8 @@ def test_kustomize_helm_charts_rendered_as_kustomize_does_and_located_at_templat
     assert (deployment.provenance.path, deployment.provenance.line) == (
         "app/base/charts/web/templates/deployment.yaml", 1)
     assert deployment.provenance.overlay == ("overlay app/prod: chart app/base/charts/web (release shop in apps, "
-                                             "values app/base/charts/web/values-debug.yaml, inline values)")
+                                             "values app/base/charts/web/values-debug.yaml, inline values) "
+                                             f"({external_renderer('auto').label})")
     cache = got[("StatefulSet", "prod", "prod-shop-cache")]
     assert cache.provenance.path == "app/base/charts/web/charts/cache/templates/statefulset.yaml"
     assert stats.skipped["kustomize-helm-chart-file"] > 0  # the chart's files are not read raw
