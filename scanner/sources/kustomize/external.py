@@ -86,7 +86,7 @@ _KLOG = re.compile(r'[IWEF]\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] (?:"command failed"
 
 def renderer_error(stderr: str) -> str:
     """Kustomize's own message from what the renderer printed last (kubectl's log prefix, its
-    quoting and the ``Error:`` of the kustomize binary taken away; several lines joined)."""
+    quoting and the ``Error:`` (kubectl 1.31: ``error:``) before it taken away; several lines joined)."""
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
     panics = [ln.strip() for ln in lines if ln.startswith("panic: ")]
     if panics:  # a crash: its stack trace ends the output, the panic line says what happened
@@ -100,7 +100,8 @@ def renderer_error(stderr: str) -> str:
     elif len(message) > 1 and message[0] == message[-1] == '"':
         with contextlib.suppress(ValueError):
             message = json.loads(message)
-    return " ".join(part.strip() for part in message.splitlines() if part.strip()).removeprefix("Error: ")
+    joined = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    return joined[len("error: "):] if joined[:len("error: ")].lower() == "error: " else joined
 
 
 def run_renderer(command: list[str], timeout: float) -> tuple[bool, str]:
