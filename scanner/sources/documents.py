@@ -6,6 +6,9 @@ and Kustomize's own config files are skipped and counted, not reported. As the K
 CLI does when it loads resources (spec 0.3), a namespaced kind without a namespace gets
 ``default`` and null ``annotations``/``labels``/``matchLabels``/``nodeSelector``/``data``/
 ``stringData`` maps become empty maps.
+
+A large kubectl List dump can be shared by several readers (scan shards): each reads the
+items it owns, and the file's other documents are read by the one that owns the file.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from scanner.engine.kinds import is_cluster_scoped
-from scanner.engine.normalize import NULL_MAP_KEYS, normalize_null_maps, object_problem
+from scanner.engine.normalize import normalize_null_maps, object_problem
 from scanner.errors import Location, ManifestError
 from scanner.sources.provenance import (
     ErrorRecord,
@@ -23,7 +26,16 @@ from scanner.sources.provenance import (
     ResourceIdentity,
     SourceStats,
 )
-from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits, iter_documents
+from scanner.yamldoc import (
+    DEFAULT_LIMITS,
+    ErrorHandler,
+    YamlDocument,
+    YamlLimits,
+    check_file_size,
+    iter_documents,
+    iter_list_items,
+    large_list_items,
+)
 
 KUSTOMIZE_CONFIG_KINDS = frozenset({"Kustomization", "Component"})
 
@@ -55,11 +67,13 @@ def resources_from_text(
     A file with a syntax error contributes one error record and no resources (the
     documents before the error are not trusted), unless ``stream`` is set: then
     resources are yielded as they are read and the error comes after them.
+
+    ``items`` selects the items this reader owns of a large List dump, and ``only_split``
+    reads nothing of a file that is no such dump (another reader owns it).
     """
     rejected: list[ManifestError] = []  # documents left out (limits), and warnings (kept in order)
-    documents = iter_documents(text, path, limits=limits, split_lists=True, null_maps=NULL_MAP_KEYS,
-                               on_error=rejected.append, items=items, only_split=only_split,
-                               on_warning=lambda exc: rejected.append(_Warning(exc.message, exc.location)))
+    documents = _shared_documents(text, path, limits, items, only_split, rejected.append,
+                                  lambda exc: rejected.append(_Warning(exc.message, exc.location)))
     if stream:
         yield from _convert(documents, path, origin, stats, rejected)
         return
@@ -70,6 +84,21 @@ def resources_from_text(
         yield exc.record
         return
     yield from buffered
+
+
+def _shared_documents(text: str | bytes, path: str, limits: YamlLimits, items: Callable[[int], bool] | None,
+                      only_split: bool, on_error: ErrorHandler, on_warning: ErrorHandler) -> Iterator[YamlDocument]:
+    """The documents of ``text`` this reader owns: the ``items`` of a large List dump, or,
+    unless ``only_split``, every document of any other text."""
+    if items is not None or only_split:
+        check_file_size(text, path, limits)
+        pieces = large_list_items(text, items)
+        if pieces is not None:
+            yield from iter_list_items(pieces, path, limits=limits, on_error=on_error, on_warning=on_warning)
+            return
+        if only_split:
+            return
+    yield from iter_documents(text, path, limits=limits, split_lists=True, on_error=on_error, on_warning=on_warning)
 
 
 class _Warning(ManifestError):
@@ -97,7 +126,7 @@ def _convert(
             while rejected:
                 yield _limit_record(rejected.pop(0), origin, stats)
             stats.documents += 1
-            item = resource_from_document(doc, path, origin, stats, null_maps_read=True)
+            item = resource_from_document(doc, path, origin, stats)
             if item is not None:
                 yield item
     except ManifestError as exc:
@@ -119,13 +148,12 @@ def _limit_record(exc: ManifestError, origin: Origin, stats: SourceStats) -> Err
 
 def resource_from_document(
     doc: YamlDocument, path: str, origin: Origin, stats: SourceStats,
-    rendered_by: str | None = None, *, null_maps_read: bool = False,
+    rendered_by: str | None = None, *,
     overlay: str | None = None, patches: tuple[str, ...] = (),
 ) -> SourceItem | None:
     """One document (or List item) -> a resource, an error record, or None when skipped.
 
-    ``null_maps_read``: the document was read with its null maps empty already (``iter_documents``
-    given ``NULL_MAP_KEYS``). A rendered object (``rendered_by``) is given as a document of the
+    A rendered object (``rendered_by``) is given as a document of the
     file that defines it (``doc.line`` its line there, or 0 when unknown), with the ``overlay``
     rendered and the ``patches`` that changed it."""
     data = doc.data
@@ -153,8 +181,7 @@ def resource_from_document(
     metadata = data.get("metadata")
     if metadata is None:
         metadata = data["metadata"] = {}
-    if not null_maps_read:
-        normalize_null_maps(data)
+    normalize_null_maps(data)
     defaulted = False
     if not is_cluster_scoped(kind) and not metadata.get("namespace"):
         metadata["namespace"] = "default"

@@ -78,7 +78,7 @@ def read_file(tree_file: TreeFile, origin: Origin, stats: SourceStats,
               only_split: bool = False) -> Iterator[SourceItem]:
     """The resources of one file, or an error record if it cannot be read.
 
-    ``items``/``only_split`` let several readers share one List dump (see ``iter_documents``).
+    ``items``/``only_split`` let several readers share one List dump (see ``resources_from_text``).
     """
     try:
         size = tree.size(tree_file.path)

@@ -52,7 +52,7 @@ Request = functools.partial(_Request, served_versions=False)
 # -- (a) pkg/utils/wildcard ----------------------------------------------------------------------------
 
 # Go's test texts are bytes: each invalid UTF-8 byte ("\xff", "\xfe") counts as one U+FFFD rune. The scanner
-# decodes its inputs the same way (scanner/yamldoc.py), so those rows are written with U+FFFD here.
+# decodes its inputs the same way (scanner/yamldoc/loader.py), so those rows are written with U+FFFD here.
 BAD = "\ufffd"
 
 

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import pytest
 import yaml
 
-import scanner.yamldoc as yamldoc
+import scanner.yamldoc.lists as yamllists
 from scanner.sources.export import ExportSource
 from scanner.sources.provenance import Resource
 from tests.sources.git_http import git_http_server
@@ -273,7 +273,7 @@ def test_list_items_ending_in_block_scalars_keep_their_final_line_break(tmp_path
     Literal.add_representer(str, lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v,
                                                                   style="|" if "\n" in v else None))
     text = yaml.dump({"apiVersion": "v1", "items": items, "kind": "List"}, Dumper=Literal, sort_keys=False)
-    assert len(text) > yamldoc._SPLIT_MIN_BYTES  # the splitter's size
+    assert len(text) > yamllists.SPLIT_MIN_BYTES  # the splitter's size
     (tmp_path / "export.yaml").write_text(text)
     read = [i.data for i in ExportSource("e", [str(tmp_path / "export.yaml")]).iter_items() if isinstance(i, Resource)]
     assert [r["data"] for r in read] == [item["data"] for item in items]

@@ -66,3 +66,32 @@ def test_a_repeated_key_keeps_its_last_value_with_a_located_warning(text, line, 
         ("warning", 'mapping key "name" already defined: its last value is used', line)]
     assert [i.identity.name for i in items if isinstance(i, Resource)] == ["b", "good"]
     assert stats.errors == 0 and stats.resources == 2  # read, as Kyverno reads it: no error
+
+
+CM = "apiVersion: v1\nkind: ConfigMap\n"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param(CM + "metadata:\n  labels:\n  name: a\n", [{"labels": {}, "name": "a"}], id="empty-then-sibling"),
+    pytest.param(CM + "metadata:\n  name: a\n  labels:\n", [{"name": "a", "labels": {}}], id="empty-at-end"),
+    pytest.param(CM + "metadata:\n  name: a\n  annotations: ~\n  labels: null\n",
+                 [{"name": "a", "annotations": {}, "labels": {}}], id="null-scalars"),
+    pytest.param(CM + "metadata:\n  name: a\n  labels: 'null'\n", [{"name": "a", "labels": "null"}],
+                 id="quoted-null-is-text"),
+    pytest.param(CM + "metadata:\n  name: a\n  labels: &none\nspec: {x: *none}\n", [{"name": "a", "labels": {}}],
+                 id="libyaml-path-with-alias"),
+    pytest.param("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n"
+                 "    name: a\n    labels:\n" + "# pad\n" * 60000, [{"name": "a", "labels": {}}],
+                 id="list-dump-split-item-by-item"),
+])
+def test_null_maps_are_read_as_empty_mappings_on_every_reading_path(text, expected):
+    items = list(resources_from_text(text, "x.yaml", Origin("repo", "git"), SourceStats()))
+    assert [i.data["metadata"] for i in items if isinstance(i, Resource)] == [
+        {**meta, "namespace": "default"} for meta in expected]
+
+
+def test_null_maps_outside_their_keys_stay_null():
+    text = CM + "metadata:\n  name: a\ndata:\nspec:\n  template:\n    metadata:\n      labels:\n    other:\n"
+    [resource] = list(resources_from_text(text, "x.yaml", Origin("repo", "git"), SourceStats()))
+    assert resource.data["data"] == {}
+    assert resource.data["spec"] == {"template": {"metadata": {"labels": {}}, "other": None}}

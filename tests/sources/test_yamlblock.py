@@ -10,11 +10,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scanner.engine.normalize import normalize_null_maps
 from scanner.errors import ManifestError
 from scanner.sources.kustomize.native_yaml import UnsupportedKustomization, parse_documents
-from scanner.yamlblock import read_block_documents
-from scanner.yamldoc import YamlLimits, iter_documents
+from scanner.yamldoc import YamlLimits, iter_documents, read_block_documents
 from tests.sources.test_yamldoc_construct import same
 
 
@@ -329,61 +327,3 @@ def test_block_reader_keeps_the_depth_limit(max_depth: int, leaf: str) -> None:
             except ManifestError as exc:
                 outcomes.append(exc.message)
         assert outcomes[0] == outcomes[1], text
-
-
-NULL_MAPS = frozenset({"labels", "data"})
-NULL_MAP_DATA = st.recursive(
-    st.one_of(st.none(), st.sampled_from(["x", "null", "~", ""]), st.integers(-5, 5)),
-    lambda inner: st.one_of(st.lists(inner, max_size=3),
-                            st.dictionaries(st.sampled_from(["labels", "data", "name", "spec"]), inner, max_size=3)),
-    max_leaves=12)
-
-
-def emptied(documents: list[tuple[int, object, int]]) -> list[tuple[int, object, int]]:
-    for _, data, _ in documents:
-        normalize_null_maps(data, NULL_MAPS)
-    return documents
-
-
-def null_map_documents(text: str, split_lists: bool = False
-                       ) -> tuple[list[tuple[int, object, int]] | None, list[tuple[int, object, int]]]:
-    """What the block reader (None: it gave up) and ``iter_documents`` read with ``NULL_MAPS``."""
-    read = read_block_documents(text, null_maps=NULL_MAPS)
-    block = None if read is None else [(i, data, line) for i, (data, line) in enumerate(read) if data is not None]
-    return block, [(d.index, d.data, d.line) for d in iter_documents(text, null_maps=NULL_MAPS,
-                                                                      split_lists=split_lists)]
-
-
-@pytest.mark.parametrize(("text", "block"), [
-    ("metadata:\n  labels:\n  name: a\n", True),  # empty, then a sibling
-    ("metadata:\n  labels:\n", True),  # empty at the end of the text
-    ("labels:\n---\nlabels:\n  a: b\n", True),  # empty before the next document
-    ("a:\n  labels: null\n  data: ~\n  name: null\n", True),  # null scalars; other keys stay null
-    ("labels: 'null'\ndata: \"~\"\n", True),  # quoted: text, not null
-    ("items:\n- labels:\n- name: x\n  data:\n", True),  # in sequence items
-    ("labels:\n  a: b\ndata:\n- x\n", True),  # values that are not null stay
-    ("a: &x\n  labels:\nb: *x\n", False),  # an alias: read by libyaml
-    ("kind: List\nitems:\n- kind: A\n  labels:\n" + "# pad\n" * 60000, True),  # a List dump: split, item by item
-], ids=["empty-then-sibling", "empty-at-end", "empty-before-document", "null-scalars", "quoted-nulls",
-        "in-sequence-items", "not-null", "libyaml-path", "list-dump-items"])
-def test_null_maps_are_read_as_empty_mappings_on_every_path(text: str, block: bool) -> None:
-    dump = "kind: List" in text
-    from_block, read = null_map_documents(text, split_lists=dump)
-    loaded = loader_documents(text)
-    assert isinstance(loaded, list)
-    assert (from_block is not None) is block
-    expected = emptied(loaded)
-    assert same(read, [(0, {"kind": "A", "labels": {}}, 3)] if dump else expected)  # a dump: its item
-    if from_block is not None:
-        assert same(from_block, expected)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(NULL_MAP_DATA, min_size=1, max_size=3), STYLES)
-def test_null_maps_read_by_the_block_reader_as_the_loader_then_emptied(documents: list, style: dict) -> None:
-    text = yaml.safe_dump_all(documents, **style)
-    from_block, read = null_map_documents(text)
-    expected = emptied(loader_documents(text))
-    assert same(read, expected)
-    if from_block is not None:
-        assert same(from_block, expected)

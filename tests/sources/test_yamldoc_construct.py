@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scanner.errors import ManifestError
-from scanner.yamldoc import _Loader, load_documents
+from scanner.yamldoc import Loader, load_documents
 
 # plain scalars whose YAML 1.1 type is not what they look like, and other traps
 TRICKY = ["yes", "No", "on", "OFF", "y", "n", "~", "null", "Null", "", "0777", "0o17", "0x1F", "1_000", "1:20",
@@ -30,7 +30,7 @@ STYLES = st.sampled_from([{}, {"default_flow_style": True}, {"default_style": '"
 def both(text: str) -> tuple[object, object]:
     """(construct_tree, construct_document) of every document of ``text``; a document that
     cannot be constructed gives the text of its error."""
-    loader = _Loader(text)
+    loader = Loader(text)
     nodes = []
     while loader.check_node():
         nodes.append(loader.get_node())
@@ -101,7 +101,7 @@ def test_construct_tree_equals_construct_document_for_special_nodes(text: str) -
     pytest.param("x:\n  k: 1\n  k: 2\n", id="nested-duplicate-key"),
 ])
 def test_load_documents_errors_are_the_same_with_either_constructor(text: str) -> None:
-    tree_loader, document_loader = _Loader(text), _Loader(text)
+    tree_loader, document_loader = Loader(text), Loader(text)
     with pytest.raises(yaml.YAMLError) as tree_error:
         tree_loader.construct_tree(tree_loader.get_single_node())
     with pytest.raises(yaml.YAMLError) as document_error:

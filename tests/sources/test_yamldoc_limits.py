@@ -129,7 +129,7 @@ def test_limits_verdict_matches_the_node_walk_at_every_size(shape):
     a walk of the node graph accepts: documents just inside and just beyond each limit."""
     import yaml
 
-    from scanner.yamldoc import _tree_size
+    from scanner.yamldoc.limits import _tree_size
 
     limits = YamlLimits(max_depth=12, max_nodes=40)
     for n in range(1, 30):

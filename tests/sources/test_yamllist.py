@@ -7,10 +7,11 @@ import subprocess
 import pytest
 
 import scanner.yamldoc as yamldoc
+import scanner.yamldoc.lists as yamllists
 from scanner.errors import ManifestError
 from scanner.sources.export import ExportSource
 from scanner.sources.paths import Shard
-from scanner.yamllist import split_list_items
+from scanner.yamldoc.lists import split_list_items
 
 
 def kubectl_list(count: int) -> str:
@@ -25,7 +26,7 @@ def kubectl_list(count: int) -> str:
 
 @pytest.fixture
 def no_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(yamldoc, "_SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(yamllists, "SPLIT_MIN_BYTES", 0)
 
 
 def whole(text: str) -> list[tuple]:

@@ -28,8 +28,7 @@ from typing import Any
 import yaml
 
 from scanner.sources.file_tree import FileTree
-from scanner.yamlblock import read_block_documents
-from scanner.yamldoc import DEFAULT_LIMITS, _Loader, nesting_bound
+from scanner.yamldoc import DEFAULT_LIMITS, Loader, nesting_bound, read_block_documents
 from scanner.yamlscalar import NULL, STR
 
 
@@ -75,7 +74,7 @@ def json_number(value: float) -> float | int:
     return value
 
 
-class _NativeLoader(_Loader):  # type: ignore[misc,valid-type]
+class _NativeLoader(Loader):  # type: ignore[misc,valid-type]
     """The scanner's loader, refusing what kustomize reads (or writes back) differently."""
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:

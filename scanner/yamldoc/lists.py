@@ -38,6 +38,16 @@ _OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")  # line breaks to libyaml bes
 _COLUMN_ZERO = re.compile(r"^(?:- |  )(?:---|\.\.\.|%)", re.MULTILINE)
 
 
+SPLIT_MIN_BYTES = 256 * 1024  # below this size, a List is read whole: splitting would not pay
+
+
+def large_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = None) -> list[ItemText] | None:
+    """``split_list_items`` of a text larger than ``SPLIT_MIN_BYTES``; None for a smaller one."""
+    if len(text) <= SPLIT_MIN_BYTES:
+        return None
+    return split_list_items(text, wanted)
+
+
 def split_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = None) -> list[ItemText] | None:
     """The items of a single-document ``kind: *List`` in kubectl's block layout (those whose
     index is ``wanted``, when given), or None."""

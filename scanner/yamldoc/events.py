@@ -4,7 +4,7 @@ libyaml's composer recurses on the C stack, and composes a whole document before
 can be constructed. This composer is iterative (nesting is bounded by
 ``YamlLimits.max_depth`` as events arrive, with the deep part consumed and reported) and
 composes the ``items`` of a top-level ``kind: *List`` mapping one at a time, so a large
-cluster export streams item by item. Used by :func:`scanner.yamldoc.iter_documents`.
+cluster export streams item by item. Used by :func:`scanner.yamldoc.reader.iter_documents`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,9 @@ from typing import Any
 import yaml
 
 from scanner.errors import Location, ManifestError
-from scanner.yamldoc import (
-    ErrorHandler,
-    YamlDocument,
-    YamlLimits,
-    _Loader,
-    check_node,
-    list_items,
-    report_repeated,
-    syntax_error,
-)
+from scanner.yamldoc.document import ErrorHandler, YamlDocument, list_items, syntax_error
+from scanner.yamldoc.limits import YamlLimits, check_node
+from scanner.yamldoc.loader import Loader, report_repeated
 
 # --- event-driven composition: deep or very large text ----------------------------------
 _LIST_KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?[A-Za-z0-9]*List[\"']?[ \t]*(#.*)?$", re.MULTILINE)
@@ -41,7 +34,7 @@ def _announces_list(text: str | bytes) -> bool:
 class _Composer:
     """Builds nodes from libyaml's events without recursion, bounding depth as it goes."""
 
-    def __init__(self, loader: _Loader, limits: YamlLimits, path: str) -> None:
+    def __init__(self, loader: Loader, limits: YamlLimits, path: str) -> None:
         self.loader = loader
         self.limits = limits
         self.path = path
@@ -120,7 +113,7 @@ class _Composer:
 
 
 def iter_event_documents(
-    loader: _Loader,
+    loader: Loader,
     text: str | bytes,
     path: str,
     keep_nodes: bool,
@@ -178,7 +171,7 @@ def iter_event_documents(
 
 def _split_mapping(
     composer: _Composer,
-    loader: _Loader,
+    loader: Loader,
     index: int,
     early: bool,
     unit: Callable[[yaml.Node, int | None], YamlDocument | None],

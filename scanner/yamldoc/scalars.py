@@ -1,7 +1,7 @@
 """Plain YAML scalars as go-yaml v2 reads them (resolve.go): YAML 1.1 booleans with ``y``/``n``,
 ``0o``/``0x``/``0b`` and leading-zero octal integers, timestamps kept as text, no base-60
-numbers. Shared by the libyaml loader (:mod:`scanner.yamldoc`) and the block reader
-(:mod:`scanner.yamlblock`), so that both give every scalar the same value."""
+numbers. Shared by the libyaml loader (:mod:`scanner.yamldoc.loader`) and the block reader
+(:mod:`scanner.yamldoc.block`), so that both give every scalar the same value."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ Kubernetes manifests, kubectl dumps and Kustomize files are almost always block 
 and sequences of one-line scalars: plain, quoted (with escapes), ``{}``, ``[]``, a flow
 sequence of scalars, or a ``|``/``|-`` literal block. This module reads that subset line
 by line, about twice as fast as libyaml's node graph composed and constructed in Python,
-and gives the same data as :mod:`scanner.yamldoc`'s loader (go-yaml v2's scalar rules,
-:mod:`scanner.yamlscalar`). Anything beyond it (anchors, aliases, tags, flow mappings,
+and gives the same data as :mod:`scanner.yamldoc.loader` (go-yaml v2's scalar rules,
+:mod:`scanner.yamldoc.scalars`). Anything beyond it (anchors, aliases, tags, flow mappings,
 nested flow collections, multi-line plain or quoted scalars, folded or kept block scalars,
 tabs, CR line breaks, complex or non-text keys, a repeated key, any syntax error) makes it
 give up, and the caller reads the text with libyaml instead: it never guesses.
@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from scanner.yamlscalar import BOOL, INT, MERGE, NULL, PLAIN, STR, resolved
+from scanner.yamldoc.scalars import BOOL, INT, MERGE, NULL, PLAIN, STR, resolved
 
 # characters libyaml accepts in a stream, but for the line breaks it knows besides "\n"
 # (CR, NEL, LS, PS), tabs and the byte-order mark: text with any other stays with libyaml
@@ -42,14 +42,13 @@ class _Unsupported(Exception):
 
 
 def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = None,
-                         max_depth: int = 200, null_maps: frozenset[str] = frozenset(),
+                         max_depth: int = 200,
                          float_value: Callable[[float], Any] | None = None) -> list[Document] | None:
     """Each document of ``text`` (bytes in UTF-8) in order, or None where the text is beyond
     the subset, nests values close to ``max_depth`` deep (counting the document as 1 and
     each level below it), or (given ``booleans``) holds a plain boolean not among them.
 
-    A null value of a key in ``null_maps`` (at any depth) is read as an empty mapping; a
-    plain float is given to ``float_value`` when set (its result is the value read)."""
+    A plain float is given to ``float_value`` when set (its result is the value read)."""
     if max_depth < 3:
         return None
     if isinstance(text, bytes):
@@ -68,7 +67,7 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
     if wide and re.compile(_OUTSIDE_PATTERN).search(text):
         return None  # (the wide pattern takes milliseconds to compile: only when needed, once)
     try:
-        return _Reader(text.split("\n"), booleans, max_depth, null_maps, float_value).documents()
+        return _Reader(text.split("\n"), booleans, max_depth, float_value).documents()
     except _Unsupported:
         return None
 
@@ -76,18 +75,18 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
 class _Reader:
     """One text's documents, read line by line with a stack of the open collections."""
 
-    __slots__ = ("booleans", "docs", "float_value", "line", "lines", "max_depth", "null_maps", "pending", "root",
-                 "root_open", "stack")
+    __slots__ = ("booleans", "docs", "float_value", "line", "lines", "max_depth", "pending", "root", "root_open",
+                 "stack")
 
     def __init__(self, lines: list[str], booleans: frozenset[str] | None, max_depth: int,
-                 null_maps: frozenset[str], float_value: Callable[[float], Any] | None = None) -> None:
-        self.lines, self.booleans, self.max_depth, self.null_maps = lines, booleans, max_depth, null_maps
+                 float_value: Callable[[float], Any] | None = None) -> None:
+        self.lines, self.booleans, self.max_depth = lines, booleans, max_depth
         self.float_value = float_value
         self.docs: list[Document] = []
         self.stack: list[list[Any]] = []  # [indent, container, is mapping], innermost last
         self.pending: tuple[Any, Any, int] | None = None  # (container, key or None, owner's indent)
-        self.root: Any = None  # the open document's top collection
         self.root_open, self.line = False, 0
+        self.root: list | dict | None = None
 
     def documents(self) -> list[Document]:
         lines, stack, plain, keys = self.lines, self.stack, PLAIN, _TEXT_KEYS
@@ -121,8 +120,6 @@ class _Reader:
                     child: Any = [] if entry else {}
                     container[-1 if key is None else key] = child
                     stack.append([indent, child, not entry])
-                elif key in self.null_maps:
-                    container[key] = {}
             elif self.root is None:
                 self.root_open, self.line = True, i
                 self.root = [] if entry else {}
@@ -178,7 +175,7 @@ class _Reader:
                         mapping[key] = value
                         continue
                     if tag is INT or tag is NULL or (tag is BOOL and (self.booleans is None or value in self.booleans)):
-                        mapping[key] = {} if tag is NULL and key in self.null_maps else known[1]
+                        mapping[key] = known[1]
                         continue
             elif value == "{}":
                 mapping[key] = {}
@@ -189,10 +186,6 @@ class _Reader:
 
     def _close(self, open_next: bool) -> None:
         """End the current document (if any) and, after ``---``, open an explicit one."""
-        if self.pending is not None:
-            container, key, _ = self.pending
-            if key in self.null_maps:
-                container[key] = {}
         if self.root_open:
             self.docs.append((self.root, self.line))
         self.stack.clear()
@@ -260,7 +253,7 @@ class _Reader:
             mapping[key], next_index = self._literal(value, indent, next_index)
         else:
             scalar = self._scalar(value)
-            mapping[key] = {} if scalar is None and key in self.null_maps else scalar
+            mapping[key] = scalar
         return next_index
 
     def _scalar(self, text: str) -> Any:
