@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from scanner.testsuite import TEST_FILE, find_test_files, run_suite
+from scanner.kyvernocli.suites import TEST_FILE, find_test_files, run_suite
 
 
 @click.command("test")

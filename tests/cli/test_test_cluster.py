@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from scanner.testsuite import run_suite
+from scanner.kyvernocli.suites import run_suite
 
 POLICY = """\
 apiVersion: kyverno.io/v1

@@ -19,8 +19,8 @@ from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult, reported_status
 from scanner.engine.values import Values, ValuesError, parse_userinfo, parse_values
 from scanner.errors import ManifestError, SuiteError
+from scanner.kyvernocli.suite_cluster import TestCluster, load_cluster
 from scanner.policies import PolicySet, load_exceptions, load_policies
-from scanner.testsuite_cluster import TestCluster, load_cluster
 from scanner.yamldoc import iter_documents, load_yaml_value, load_yaml_values
 
 TEST_FILE = "kyverno-test.yaml"
@@ -279,7 +279,9 @@ def run_suite(path: Path) -> list[SuiteResult]:
     for test in docs:
         if not isinstance(test, dict):
             continue
-        meta = test.get("metadata") if isinstance(test.get("metadata"), dict) else {}
+        meta = test.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
         name = str(meta.get("name") or test.get("name") or path.resolve().parent.name)
         try:
             suite = load_suite(path, test)
@@ -302,7 +304,7 @@ def run_suite(path: Path) -> list[SuiteResult]:
 def _compare(suite: Suite) -> list[TestRow]:
     policies = {p.name: p for p in suite.policies.policies}
     cluster = suite.cluster
-    labels = suite.values.labels_of
+    labels: Callable[[str], dict | None] = suite.values.labels_of
     if cluster is not None:  # the CLI applies no policy to a test whose resource's Namespace is unknown
         problem = next(filter(None, (cluster.missing_namespace(r, labels) for r in suite.resources)), None)
         if problem:

@@ -12,7 +12,7 @@ from typing import Any
 from scanner.engine.exceptions import exception_names, skipping_exceptions
 from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult, reported_status
-from scanner.manifests import LoadedResource
+from scanner.kyvernocli.resource_files import LoadedResource
 
 _SUMMARY = ("pass", "fail", "warn", "error", "skip")
 _SEVERITIES = frozenset({"critical", "high", "medium", "low", "info"})

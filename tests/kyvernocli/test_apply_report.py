@@ -10,8 +10,8 @@ import yaml
 from scanner.engine.exceptions import SKIP_MESSAGE
 from scanner.engine.policy import Policy, parse_policy
 from scanner.engine.types import RuleResult, RuleStatus
-from scanner.manifests import LoadedResource
-from scanner.policy_report import policy_reports
+from scanner.kyvernocli.apply_report import policy_reports
+from scanner.kyvernocli.resource_files import LoadedResource
 from tests.report.test_schemas import crd_validator
 
 NOW = 1709272800.75
