@@ -331,7 +331,7 @@ class _Collector:
                  progress: ScanProgress) -> None:
         self.writer, self.tasks, self.runs, self.progress = writer, tasks, runs, progress
         self.tally = _Tally()
-        self.pending: list[tuple[list[records.ResourceRecord], list[tuple]]] = []
+        self.pending: list[tuple[list[records.ResourceRecord], list[records.ResultRow]]] = []
         self.pending_results = 0
 
     def flush(self) -> None:
@@ -341,22 +341,23 @@ class _Collector:
 
     def __call__(self, message: tuple) -> None:
         if message[0] == "chunk":
-            _, task_id, resource_rows, result_rows, errors = message
+            _, task_id, resource_rows, wired, errors = message
             resources = [records.ResourceRecord(*row) for row in resource_rows]
+            result_rows = records.wire_rows(wired)
             self.pending.append((resources, result_rows))
             self.pending_results += len(result_rows)
             if self.pending_results >= self.BATCH:
                 self.flush()
             tally = self.tally
-            tally.counts.update(row[3] for row in result_rows)
-            tally.enforce_failures += sum(row[3] == _FAIL and row[6] == _ENFORCE for row in result_rows)
+            tally.counts.update(row.status for row in result_rows)
+            tally.enforce_failures += sum(row.status == _FAIL and row.action == _ENFORCE for row in result_rows)
             if errors:
                 self.writer.add_errors([_error_row(e) for e in errors])
                 tally.errors += sum(e.kind != WARNING for e in errors)  # a warning fails no gate
                 for e in source_fatal_errors(errors):
                     self.runs[e.source].fatal.append(e.message)
             tally.resources += len(resources)
-            tally.with_results += len({row[0] for row in result_rows})
+            tally.with_results += len({row.resource_index for row in result_rows})
             self.runs[self.tasks[task_id].source].resources += len(resources)
             self.progress.resources(len(resources))
         else:

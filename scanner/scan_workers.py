@@ -186,9 +186,9 @@ def _end_with(parent: int) -> None:
 def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tuple], list[tuple]]:
     """Resources of ``source`` and their results as plain tuples (cheap to send between processes).
 
-    A result tuple is ``(resource index, policy, rule, status, message, path, action,
-    declared rule)``; repeated strings are one object each (messages and paths interned), so
-    each is sent once per chunk.
+    A resource tuple holds a ``ResourceRecord``'s fields, a result tuple a ``ResultRow``'s (the
+    collector reads it through ``records.wire_rows``); repeated strings are one object each
+    (messages and paths interned), so each is sent once per chunk.
     """
     index: PolicyIndex = _WORKER["index"]
     setup: EvaluationSetup = _WORKER["setup"]
@@ -215,8 +215,8 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
                 seen, seen_view = values.seen_by(policy.name, data, view)
             env = cluster.for_request(data, request.operation, known) if admitting else base_env
             for r in evaluate_policy(policy, seen, request, seen_view, env):
-                # ``_value_``: the member's plain string, without the enum's ``value`` property; the
-                # names are the policy's and rule's own strings, shared already
+                # a ResultRow's fields in order; ``_value_``: the member's plain string, without the
+                # enum's ``value`` property; the names are the policy's and rule's own strings, shared
                 result_rows.append((position, r.policy, r.rule, r.status._value_, intern(r.message),
                                     intern(r.path), r.action._value_, r.declared_rule))
     return resource_rows, result_rows

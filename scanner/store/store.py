@@ -3,7 +3,8 @@
     store = Store("sqlite:///scanner.db")
     with store.begin_run(RunStart(started_at=now)) as run:
         run.add_source(SourceRecord(...)); run.add_policies([...])
-        run.add_results(results)          # any iterable; written in batches
+        run.add_result_rows([(resources, rows)])  # ResultRows, one transaction per call (a scan)
+        run.add_results(records)          # or ResultRecords: the same, in batches
         run.finish()
 """
 

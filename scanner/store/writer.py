@@ -29,11 +29,16 @@ from scanner.store.records import (
     PolicyRecord,
     ResourceRecord,
     ResultRecord,
+    ResultRow,
     RunStatus,
     SourceRecord,
+    result_rows,
 )
 
 DEFAULT_BATCH = 10_000
+# where the tallies read a written result row
+_CHECK_ID, _RESOURCE_ID, _POLICY_ID, _STATUS = (
+    bulk.RESULT_COLUMNS.index(name) for name in ("check_id", "resource_id", "policy_id", "status"))
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -65,7 +70,6 @@ class RunWriter:
         self._check_policies: dict[int, int] = {}
         self._loaded_sources: set[str] = set()
         self._marks: dict[str, int] = {}
-        self._last: tuple[ResourceRecord | None, int, int] = (None, 0, 0)
         self._status: RunStatus | None = None
         self._beater = run_heartbeat(engine, run_id, heartbeat_interval)
 
@@ -139,48 +143,44 @@ class RunWriter:
             with self._write("add resources") as connection:
                 self._observe(connection, batch)
 
-    def add_results(self, records: Iterable[ResultRecord]) -> int:
-        """Stream results in batches (constant memory); returns how many were written."""
-        written = 0
-        iterator = iter(records)
-        while batch := list(islice(iterator, self._batch_size)):
-            with self._write("add results") as connection:
-                self._observe(connection, [r.resource for r in batch])
-                self._ensure_checks(connection, {(r.policy, r.rule): r.declared_rule for r in batch})
-                rows = [self._row(result) for result in batch]
-                bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, rows)
-            self._count(rows)
-            written += len(rows)
-        return written
+    def add_result_rows(self, chunks: Iterable[tuple[list[ResourceRecord], list[ResultRow]]]) -> int:
+        """Write results in one transaction; returns how many were written.
 
-    def add_result_rows(self, chunks: Iterable[tuple[list[ResourceRecord], list[tuple[Any, ...]]]]) -> int:
-        """Results as plain tuples, in one transaction: the scan's fast path (no object per result).
-
-        Each chunk is a list of resources and rows ``(resource index, policy, rule, status,
-        message, path, action, declared rule)`` for them, ``status`` and ``action`` given as
-        their string values. Returns how many results were written.
+        Each chunk is a list of resources and the ``ResultRow``s of them (``resource_index``
+        an index in that list).
         """
         chunks = list(chunks)
-        rows: list[tuple[Any, ...]] = []
+        rows: list[tuple[Any, ...]] = []  # in bulk.RESULT_COLUMNS order
         with self._write("add results") as connection:
             # the resources and checks of every chunk first: a few statements per call, not per chunk
             self._observe(connection, [r for resources, _ in chunks for r in resources])
-            self._ensure_checks(connection, {(r[1], r[2]): r[7] for _, results in chunks for r in results})
+            self._ensure_checks(connection, {(r.policy, r.rule): r.declared_rule
+                                             for _, results in chunks for r in results})
             checks, policies, run_id = self._checks, self._policies, self.run_id
             for resources, results in chunks:
                 observations = [self._observations[r] for r in resources]
-                rows += [(observations[i][0], checks[(policy, rule)], run_id, observations[i][1],
-                          policies[policy][0], status, action, message, path)
-                         for i, policy, rule, status, message, path, action, _ in results]
+                for r in results:
+                    observation_id, resource_id = observations[r.resource_index]
+                    rows.append((observation_id, checks[(r.policy, r.rule)], run_id, resource_id,
+                                 policies[r.policy][0], r.status, r.action, r.message, r.path))
             bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, rows)
         self._count(rows)
         return len(rows)
 
+    def add_results(self, records: Iterable[ResultRecord]) -> int:
+        """``add_result_rows`` of result records, a transaction per batch (constant memory);
+        returns how many were written."""
+        written = 0
+        iterator = iter(records)
+        while batch := list(islice(iterator, self._batch_size)):
+            written += self.add_result_rows([result_rows(batch)])
+        return written
+
     def _count(self, rows: list[tuple[Any, ...]]) -> None:
-        """Add committed result rows to the run's tallies."""
+        """Add committed result rows (``bulk.RESULT_COLUMNS``) to the run's tallies."""
         placements = self._placements
-        self._tallies.update([(*placements[row[3]], row[1], row[5]) for row in rows])
-        self._check_policies.update([(row[1], row[4]) for row in rows])
+        self._tallies.update([(*placements[row[_RESOURCE_ID]], row[_CHECK_ID], row[_STATUS]) for row in rows])
+        self._check_policies.update([(row[_CHECK_ID], row[_POLICY_ID]) for row in rows])
 
     def add_errors(self, records: Iterable[ErrorRecord]) -> None:
         rows = []
@@ -342,16 +342,6 @@ class RunWriter:
         except KeyError:
             raise StoreError(f"run {self.run_id}: a result names policy {ref!r}, which was "
                              "not added with add_policies") from None
-
-    def _row(self, result: ResultRecord) -> tuple[Any, ...]:
-        # Results of one resource usually arrive together: skip hashing the record again.
-        last, observation_id, resource_id = self._last
-        if result.resource is not last:
-            observation_id, resource_id = self._observations[result.resource]
-            self._last = (result.resource, observation_id, resource_id)
-        return (observation_id, self._checks[(result.policy, result.rule)], self.run_id,
-                resource_id, self._policies[result.policy][0], str(result.status),
-                str(result.action), result.message, result.path)
 
     def abort(self, status: RunStatus = RunStatus.FAILED) -> None:
         """End the run without making its results count (``failed`` or ``interrupted``)."""

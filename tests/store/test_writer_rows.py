@@ -1,4 +1,4 @@
-"""The writer's tuple fast path stores exactly what the record path stores."""
+"""The writer's rows: what the scan sends stores exactly what result records (the wrapper) store."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.errors import StoreError
 from scanner.store import ResultRecord, RunStart, SourceRecord, SourceType, Store
+from scanner.store.records import ResultRow, result_rows, wire_rows
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, policy
 
@@ -29,7 +30,7 @@ def _stored(store: Store, use_rows: bool) -> tuple[set, int]:
         chunks: list[tuple[list, list]] = [(resources[:2], []), (resources[2:], [])]
         for name, rule, status, message, action in RESULTS:
             index = ord(name) - ord("a")
-            chunks[index // 2][1].append((index % 2, "require-labels", rule, status.value, message, "/spec",
+            chunks[index // 2][1].append(ResultRow(index % 2, "require-labels", rule, status.value, message, "/spec",
                                           action.value, "check-labels"))
         assert run.add_result_rows(chunks) == len(RESULTS)
     else:
@@ -55,7 +56,7 @@ def test_writer_add_result_rows_unknown_policy_is_a_store_error(store: Store) ->
     run.add_source(SourceRecord(name="repo", type=SourceType.GIT))
     run.add_policies([policy("require-labels")])
     with pytest.raises(StoreError, match="names policy 'nope'"):
-        run.add_result_rows([([pod("a")], [(0, "nope", "r", "pass", "", "", "Audit", "r")])])
+        run.add_result_rows([([pod("a")], [ResultRow(0, "nope", "r", "pass", "", "", "Audit", "r")])])
 
 
 _AGGREGATE = """
@@ -90,7 +91,7 @@ def test_writer_tallies_are_the_aggregate_of_the_stored_results(store: Store, us
             chunks = []
             for first in (part * 8, part * 8 + 4):
                 chunk = resources[first:first + 4]
-                rows = [(i - first, name, rule, status.value, "", "", "Audit", rule)
+                rows = [ResultRow(i - first, name, rule, status.value, "", "", "Audit", rule)
                         for i, name, rule, status in results if first <= i < first + 4]
                 chunks.append((chunk, rows))
             run.add_result_rows(chunks)
@@ -123,7 +124,7 @@ def test_writer_stores_names_longer_than_kubernetes_allows(store: Store) -> None
     run.add_source(SourceRecord(name="source-" + "x" * 300, type=SourceType.GIT, ref="refs/heads/" + "b" * 300))
     run.add_policies([record])
     resource = pod(name, namespace=namespace, source="source-" + "x" * 300)
-    assert run.add_result_rows([([resource], [(0, record.name, rule, "fail", "m", "", "Audit", rule)])]) == 1
+    assert run.add_result_rows([([resource], [ResultRow(0, record.name, rule, "fail", "m", "", "Audit", rule)])]) == 1
     run.finish()
     [stored] = list(store.iter_run_results(run.run_id))
     assert (stored.resource.name, stored.resource.namespace, stored.rule, stored.policy.name,
@@ -138,9 +139,25 @@ def test_writer_add_result_rows_stores_every_row_of_a_large_batch(store: Store, 
     run.add_source(SourceRecord(name="repo", type=SourceType.GIT))
     run.add_policies([policy("require-labels")])
     resources = [pod(f"p{i}") for i in range(count)]
-    rows = [(i, "require-labels", "check-labels", "fail" if i % 3 else "pass", f"message {i}", f"/spec/{i}",
+    rows = [ResultRow(i, "require-labels", "check-labels", "fail" if i % 3 else "pass", f"message {i}", f"/spec/{i}",
              "Audit", "check-labels") for i in range(count)]
     assert run.add_result_rows([(resources, rows)]) == count
     run.finish()
     stored = {(r.resource.name, r.status.value, r.message, r.path) for r in store.iter_run_results(run.run_id)}
     assert stored == {(f"p{i}", "fail" if i % 3 else "pass", f"message {i}", f"/spec/{i}") for i in range(count)}
+
+
+def test_result_rows_index_each_distinct_resource_once() -> None:
+    a, b = pod("a"), pod("b")
+    records = [ResultRecord(policy="p", rule=rule, resource=resource, status=RuleStatus.FAIL)
+               for rule, resource in [("r1", a), ("r2", a), ("r1", b), ("r3", pod("a"))]]  # an equal record again
+    resources, rows = result_rows(records)
+    assert resources == [a, b]
+    assert [(row.resource_index, row.rule, row.status, row.action) for row in rows] == [
+        (0, "r1", "fail", "Audit"), (0, "r2", "fail", "Audit"), (1, "r1", "fail", "Audit"), (0, "r3", "fail", "Audit")]
+
+
+def test_wire_rows_name_the_plain_tuples_sent_between_processes() -> None:
+    row = ResultRow(3, "p", "r", "pass", "m", "/spec", "Enforce", "declared")
+    [named] = wire_rows([tuple(row)])
+    assert type(named) is ResultRow and named == row and named.declared_rule == "declared"
