@@ -29,7 +29,7 @@ import yaml
 
 from scanner.sources.file_tree import FileTree
 from scanner.yamldoc import DEFAULT_LIMITS, Loader, nesting_bound, read_block_documents
-from scanner.yamlscalar import NULL, STR
+from scanner.yamldoc.scalars import NULL, STR
 
 
 class UnsupportedKustomization(Exception):
