@@ -92,7 +92,7 @@ STORED = """
 import resource, sys, time
 from pathlib import Path
 from scanner.store.store import Store
-from scanner.report_builder import build_report_data
+from scanner.scan.report_data import build_report_data
 from scanner.report.render import EVERY_RESULT_FORMATS, render_report
 url, run, fmt, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
 start = time.perf_counter()

@@ -19,7 +19,7 @@ import click
 
 from scanner import __version__
 from scanner.errors import DatabaseLostError, ScannerError
-from scanner.runtime import collect_less_often, exit_on_terminate
+from scanner.scan.processes import collect_less_often, exit_on_terminate
 
 # Sub-commands are imported only when used, so `scanner test` starts fast.
 COMMANDS: dict[str, str] = {

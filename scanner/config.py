@@ -23,7 +23,7 @@ DATABASE_ENV = "SCANNER_DATABASE_URL"
 REPORT_FORMATS = ("html", "json", "audit-html", "audit-json", "sarif", "junit", "policy-report", "openreports")
 MAX_JOBS = 256
 """The most worker processes a scan may ask for (``scan.jobs``, ``--jobs``); a scan starts at
-most ``JOBS_PER_CPU`` per CPU it may run on (``scanner.scan_pool.worker_count``)."""
+most ``JOBS_PER_CPU`` per CPU it may run on (``scanner.scan.pool.worker_count``)."""
 FAIL_ON = ("enforce", "fail", "error", "never")
 
 

@@ -45,7 +45,7 @@ def cron_trigger(entry: ScheduleEntry, index: int = 0) -> CronTrigger:
 
 def scheduled_scan(config_path: str, jobs: int | None = None) -> int:
     """The job: one scan with trigger ``schedule``. Errors are logged by the listener."""
-    from scanner.scan import run_scheduled
+    from scanner.scan.runner import run_scheduled
 
     return run_scheduled(config_path, jobs=jobs)
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from scanner import forked
+from scanner.scan import forked
 
 
 class Lost(Exception):

@@ -34,14 +34,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # units of one layer that may import each other: the entry points call one another's commands
 SHARED_LAYERS = {"entry"}
-# modules named outside their unit's prefix: the lookup's query language is the lookup's; the scan's
-# loose modules until they move into scanner/scan/ (issue 34), then their entries here go
-UNIT_OF = {
-    "scanner.lookup_query": "scanner.lookup",
-    **dict.fromkeys(("scanner.scan_git", "scanner.scan_gitops", "scanner.scan_pool", "scanner.scan_workers",
-                     "scanner.forked", "scanner.runtime", "scanner.worker_signals", "scanner.report_builder"),
-                    "scanner.scan"),
-}
+# modules named outside their unit's prefix (none now; a module moving between packages may need one)
+UNIT_OF: dict[str, str] = {}
 ROOT = "scanner"  # the package itself: imports nothing of its own
 
 # the engine: the standard library (without I/O), these third-party packages and scanner.errors
@@ -56,13 +50,12 @@ ENGINE_FAMILIES = ("scanner.engine.jmespath", "scanner.engine.cel", "scanner.eng
 # only the scan starts worker processes (design: the one orchestration path); programs (git,
 # kustomize, helm) run by the sources are not workers
 PROCESS_CALLS = {"fork", "forkpty", "Process", "ProcessPoolExecutor", "Pool"}
-PROCESS_MODULES = {"multiprocessing", "scanner.forked"}  # the scan's fork helper, until it moves into scan/
+PROCESS_MODULES = {"multiprocessing", "scanner.scan.forked"}  # the scan's fork helper
 
 # what is not true yet, and why; each entry must still fail (a fixed one is removed from here)
 PENDING: dict[tuple[str, str], str] = {
     # modules over MAX_LINES, being split by the packaging of issue 34
     ("lines", "scanner.config"): "config.load_config is split into one reader per section (issue 34)",
-    ("lines", "scanner.scan"): "scan.run is split into named steps as scanner/scan/ forms (issue 34)",
     ("lines", "scanner.engine.context"): "the engine's packaging splits it (issue 34)",
     ("lines", "scanner.engine.pattern"): "the engine's packaging splits it (issue 34)",
     ("lines", "scanner.engine.policy"): "the engine's packaging splits it (issue 34)",
@@ -71,10 +64,6 @@ PENDING: dict[tuple[str, str], str] = {
     # import cycles: the engine's JMESPath modules, packaged as engine/jmespath/ (issue 34)
     ("cycle", "scanner.engine.jmespath"): "jmespath_* import each other; engine/jmespath/ untangles them",
     # processes started outside the scan: the store and the report fork for speed (issue 34 moves it)
-    ("processes", "scanner.store.writer"): "finish_while forks the finish; only scan/ decides on processes",
-    ("processes", "scanner.report.render"): "the renderer forks a process per format; only scan/ decides",
-    ("layers", "scanner.store.writer"): "imports scanner.forked (above it) to fork: goes with the fork",
-    ("layers", "scanner.report.render"): "imports scanner.forked (above it) to fork: goes with the fork",
 }
 
 
@@ -327,7 +316,7 @@ def test_layers_engine_rules_apply_to_its_packages(module: str, imported: set[st
 def test_the_store_writes_and_reads_with_core_alone() -> None:
     """A scan and its reports load SQLAlchemy Core only: the typed models (and the ORM, several
     times Core's import cost) are for the migrations and for code that maps rows to objects."""
-    program = ("import sys, scanner.scan, scanner.report_builder, scanner.store.store, scanner.store.writer; "
+    program = ("import sys, scanner.scan.runner, scanner.scan.report_data, scanner.store.store, scanner.store.writer; "
                "print(sorted(m for m in sys.modules if m.startswith(('sqlalchemy.orm', 'scanner.store.models'))))")
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

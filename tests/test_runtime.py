@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scanner.runtime import GC_THRESHOLD, collect_less_often, importing
+from scanner.scan.processes import GC_THRESHOLD, collect_less_often, importing
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def report(ctx: click.Context, database_url: str | None, config_path: str | None
         raise click.BadParameter("only audit reports (audit-json, audit-html) are signed", param_hint="--sign")
     from scanner.config import load_config
     from scanner.report.render import default_file_name, lists_every_result, render_report, render_text
-    from scanner.report_builder import build_report_data
+    from scanner.scan.report_data import build_report_data
     from scanner.store import COMPLETED_STATUSES
 
     into_folder = out is None  # the default, like the scan's reports.out, is a folder

@@ -23,21 +23,17 @@ from scanner.errors import ScannerError
 def scan(config_path: str, sources: tuple[str, ...], jobs: int | None, quiet: bool, verbose: bool) -> int:
     """Scan the configured sources with the configured policies."""
     from scanner.config import load_config
-    from scanner.scan_git import start_git_prefetch
 
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(message)s")
     try:
         config = load_config(config_path)
-        prefetch = start_git_prefetch(config, sources)  # the Git sources are fetched while the scan starts
         progress = ScanProgress(quiet)
         try:
-            from scanner.scan import run
+            from scanner.scan.runner import run
 
-            outcome = run(config, only_sources=sources, jobs=jobs, progress=progress, prefetch=prefetch)
+            outcome = run(config, only_sources=sources, jobs=jobs, progress=progress)
         finally:
             progress.close()
-            if prefetch is not None:
-                prefetch.close()
     except ScannerError:
         if verbose:
             traceback.print_exc()

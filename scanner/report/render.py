@@ -6,12 +6,10 @@ import io
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from scanner import forked
 from scanner.errors import Location, ReportError
 from scanner.report.audit import write_audit_json
 from scanner.report.data import ReportData
@@ -133,40 +131,3 @@ def render_report(data: ReportData, fmt: str, out: Path, *, findings_only: bool 
         raise ReportError(f"cannot write {fmt} report: {reason}",
                           Location(path=str(target))) from e
     return target
-
-
-def render_reports(data: ReportData, formats: Sequence[str], out: Path,
-                   written: Callable[[str, str], None] | None = None, *, findings_only: bool = False) -> list[Path]:
-    """``render_report`` for each of ``formats``, in order; the first error raised. ``written``
-    is told each format and its file as it is written; ``findings_only`` asks for the
-    findings-only variants.
-
-    Each report is one core's work, and a scan ends with its workers' cores free: with
-    several formats, all but the first render in forked processes meanwhile (where
-    ``forked.can_fork``).
-    """
-    def told(fmt: str, path: Path) -> Path:
-        if written is not None:
-            written(fmt, str(path))
-        return path
-
-    if len(formats) < 2 or not forked.can_fork():
-        return [told(fmt, render_report(data, fmt, out, findings_only=findings_only)) for fmt in formats]
-    render = partial(render_report, data, out=out, findings_only=findings_only)
-    children = [forked.start(partial(render, fmt), partial(_lost, fmt)) for fmt in formats[1:]]
-    outcomes: list[Path | Exception] = []
-    calls: list[Callable[[], Path]] = [partial(render, formats[0]),
-                                       *(child.result for child in children)]
-    for fmt, call in zip(formats, calls, strict=True):
-        try:
-            outcomes.append(told(fmt, call()))
-        except Exception as exc:  # every child is waited for all the same
-            outcomes.append(exc)
-    for outcome in outcomes:
-        if isinstance(outcome, Exception):
-            raise outcome
-    return outcomes  # type: ignore[return-value]
-
-
-def _lost(fmt: str, how: str) -> ReportError:
-    return ReportError(f"the process rendering the {fmt} report {how}")

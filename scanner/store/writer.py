@@ -8,16 +8,15 @@ the finding lifecycles and flips the status in one transaction.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from itertools import islice
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import Connection, Engine, select, update
 from sqlalchemy.engine import URL
 
-from scanner import forked
 from scanner.errors import StoreError
 from scanner.store import bulk
 from scanner.store import tables as t
@@ -39,8 +38,6 @@ DEFAULT_BATCH = 10_000
 # where the tallies read a written result row
 _CHECK_ID, _RESOURCE_ID, _POLICY_ID, _STATUS = (
     bulk.RESULT_COLUMNS.index(name) for name in ("check_id", "resource_id", "policy_id", "status"))
-T = TypeVar("T")
-U = TypeVar("U")
 
 
 class RunWriter:
@@ -217,28 +214,24 @@ class RunWriter:
         self._status = RunStatus(status)
         return self._status
 
-    def finish_while(self, work: Callable[[], T], then: Callable[[], U],
-                     status: RunStatus | None = None) -> tuple[RunStatus, T, U]:
-        """``finish`` and then ``then`` (reading what finishing gave), while this process does
-        ``work`` (reading what finishing does not change): one core each, the finish in a forked
-        process where that is safe (``forked.can_fork``), else one after the other. Returns the
-        final status and what ``work`` and ``then`` returned; what any raised is raised (the
-        finish's first)."""
-        self._check_open()
-        self._beater.stop()  # its thread ends: no thread may run at a fork
-        if not forked.can_fork() or self._url.query.get("uri"):  # (a URI may name a database in memory)
-            status = self.finish(status)
-            return status, work(), then()
-        # No connection crosses the fork: the child opens its own, and this process its next.
-        self._engine.dispose()
-        child = forked.start(lambda: (self.finish(status), then()), self._lost)
-        try:
-            done = work()
-        finally:
-            self._status, after = child.result()
-        return self._status, done, after
+    def can_finish_in_child(self) -> bool:
+        """Whether a forked child may finish the run: not a database named by a URI (which may
+        be one in memory)."""
+        return not self._url.query.get("uri")
 
-    def _lost(self, how: str) -> StoreError:
+    def before_fork(self) -> None:
+        """Ready for a child to finish the run: the heartbeat's thread ends (no thread may run at
+        a fork) and no pooled connection crosses it (the child opens its own, this process its next)."""
+        self._check_open()
+        self._beater.stop()
+        self._engine.dispose()
+
+    def finished_elsewhere(self, status: RunStatus) -> None:
+        """The run was finished by a child with ``status``."""
+        self._status = status
+
+    def lost(self, how: str) -> StoreError:
+        """The error of a child finishing the run that ended as ``how`` says, without a result."""
         return StoreError(f"run {self.run_id}: the process finishing it {how}")
 
     def _source_id(self, name: str, what: str) -> int:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from scanner import forked
 from scanner.errors import ReportError
 from scanner.report.data import ReportData
-from scanner.report.render import FORMATS, render_report, render_reports, render_text
+from scanner.report.render import FORMATS, render_report, render_text
+from scanner.scan import forked
+from scanner.scan.finish import render_reports
 
 
 def test_render_report_unknown_format_lists_formats(sample_data: ReportData,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scanner.engine.types import RuleStatus
-from scanner.report_builder import build_report_data, read_run_outcome, read_run_results, report_data
+from scanner.scan.report_data import build_report_data, read_run_outcome, read_run_results, report_data
 from scanner.store import ErrorRecord, PolicyRecord, ResourceRecord, RunStatus, Store
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan

@@ -15,7 +15,7 @@ from scanner.config import load_config
 from scanner.engine.types import RuleStatus
 from scanner.errors import ReportError
 from scanner.report.signing import load_private_key, read_signing_key
-from scanner.report_builder import render_configured_reports
+from scanner.scan.report_data import render_configured_reports
 from scanner.store import Store
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan

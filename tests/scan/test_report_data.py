@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from scanner import forked
 from scanner.cli import main
 from scanner.config import load_config
 from scanner.errors import ReportError
 from scanner.report.data import FINDING_STATUSES
 from scanner.report.render import render_report
-from scanner.report_builder import build_report_data
+from scanner.scan import forked
+from scanner.scan.report_data import build_report_data
 from scanner.store.store import Store
 
 from .conftest import Project, pod

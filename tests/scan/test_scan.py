@@ -213,7 +213,7 @@ def test_scan_killed_mid_run_is_marked_interrupted_by_the_next(project: Project,
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_scan_export_source_honours_include_and_exclude(project: Project, capsys, jobs: str) -> None:
     from scanner.config import load_config
-    from scanner.scan import build_source
+    from scanner.scan.plan import build_source
 
     project.commit({"apps/a.yaml": pod("a", "x")})
     exports = project.base / "exports"

@@ -11,11 +11,12 @@ from collections.abc import Callable
 
 import pytest
 
-from scanner import forked, scan_git
 from scanner.cli import main
 from scanner.config import load_config
 from scanner.errors import GitError
-from scanner.scan_git import start_git_prefetch
+from scanner.scan import forked
+from scanner.scan import git_prefetch as scan_git
+from scanner.scan.git_prefetch import start_git_prefetch
 from scanner.sources.git import GitSource
 from scanner.sources.git_tree import GitTree
 

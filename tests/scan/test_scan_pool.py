@@ -11,8 +11,8 @@ import textwrap
 from datetime import UTC, datetime
 
 from scanner.engine.values import Values
-from scanner.scan_pool import WorkerPool
-from scanner.scan_workers import WORKER_NICENESS, EvaluationSetup
+from scanner.scan.pool import WorkerPool
+from scanner.scan.workers import WORKER_NICENESS, EvaluationSetup
 
 SIGINT, SIGTERM = 2, 15
 
@@ -22,8 +22,8 @@ PROGRAM = textwrap.dedent("""
     import os, threading, time
     from datetime import UTC, datetime
     from scanner.engine.values import Values
-    from scanner.scan_pool import WorkerPool
-    from scanner.scan_workers import EvaluationSetup
+    from scanner.scan.pool import WorkerPool
+    from scanner.scan.workers import EvaluationSetup
 
     stop = threading.Event()
     threading.Thread(target=stop.wait, daemon=True).start()
@@ -75,8 +75,8 @@ def test_join_after_close_leaves_the_scan_alone_again() -> None:
         import threading
         from datetime import UTC, datetime
         from scanner.engine.values import Values
-        from scanner.scan_pool import WorkerPool
-        from scanner.scan_workers import EvaluationSetup
+        from scanner.scan.pool import WorkerPool
+        from scanner.scan.workers import EvaluationSetup
 
         pool = WorkerPool(EvaluationSetup((), Values(), (), datetime.now(UTC)), 2, ([], []))
         print(threading.active_count() > 1)

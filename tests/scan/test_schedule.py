@@ -89,7 +89,7 @@ def test_schedule_lock_is_the_scan_not_the_file(project: Project) -> None:
     with Store(plain.database_url) as store:
         lock = store.try_lock("scan:" + plain.scan_key)
         try:
-            from scanner.scan import run_scheduled
+            from scanner.scan.runner import run_scheduled
 
             assert run_scheduled(str(project.base / "scanner.yaml")) == 0  # skipped, not run
             assert store.list_runs() == []
@@ -99,7 +99,7 @@ def test_schedule_lock_is_the_scan_not_the_file(project: Project) -> None:
 
 def test_scheduled_scan_logs_why_a_source_failed(project: Project, caplog: pytest.LogCaptureFixture) -> None:
     """No terminal to print on: the scheduler's log says why a source failed."""
-    from scanner.scan import run_scheduled
+    from scanner.scan.runner import run_scheduled
 
     project.commit({"apps/a.yaml": pod("a", "x")})
     project.config(extra_sources="- name: mounted\n  directory: {path: no-such-folder}")

@@ -141,7 +141,7 @@ def test_queries_report_results_are_joined_and_ordered(store: Store) -> None:
 
 
 def test_queries_report_trend_counts_failures_per_severity_of_each_run(store: Store) -> None:
-    from scanner.report_builder import build_report_data
+    from scanner.scan.report_data import build_report_data
 
     first = scan(store, day(0), {WEB: {LABELS: F, LATEST: F}, DB: {LABELS: W, LATEST: P}})
     second = scan(store, day(1), {WEB: {LABELS: P, LATEST: P}})

@@ -18,7 +18,7 @@ from scanner.report.junit import junit_tree
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, policy_reports
 from scanner.report.render import FORMATS, render_text
 from scanner.report.yamltext import DUMP_OPTIONS
-from scanner.report_builder import build_report_data
+from scanner.scan.report_data import build_report_data
 from scanner.store import Store
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, scan

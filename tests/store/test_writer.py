@@ -14,6 +14,7 @@ from sqlalchemy import update
 
 from scanner.engine.types import RuleStatus
 from scanner.errors import StoreError
+from scanner.scan.finish import finish_while
 from scanner.store import (
     ErrorRecord,
     ResultRecord,
@@ -218,7 +219,7 @@ def test_writer_finish_while_reads_meanwhile_and_after(store: Store, threads: in
         info = store.get_run(run.run_id).run
         return os.getpid(), info.status, info.counts.failed
 
-    status, (work_pid, results), (then_pid, stored, failed) = run.finish_while(meanwhile, after)
+    status, (work_pid, results), (then_pid, stored, failed) = finish_while(run, meanwhile, after)
     assert (status, results, stored, failed) == (RunStatus.SUCCEEDED, 12, RunStatus.SUCCEEDED, 12)
     assert work_pid == main
     assert (then_pid != main) == (threads == 1)
@@ -235,7 +236,7 @@ def test_writer_finish_while_raises_the_finish_error_and_the_run_keeps_its_statu
     with store.engine.begin() as connection:
         connection.execute(update(Run).where(Run.run_id == run.run_id).values(status=RunStatus.INTERRUPTED))
     with pytest.raises(StoreError, match="cannot finish: it is already interrupted"), run:
-        run.finish_while(lambda: None, lambda: None)
+        finish_while(run, lambda: None, lambda: None)
     assert store.find_run(run.run_id).status == RunStatus.INTERRUPTED  # type: ignore[union-attr]
 
 
@@ -246,7 +247,7 @@ def test_writer_finish_while_lost_finishing_process_fails_the_run(store: Store,
     run.add_results(_results(3))
     monkeypatch.setattr(run, "finish", lambda status=None: os.kill(os.getpid(), signal.SIGKILL))
     with pytest.raises(StoreError, match=f"run {run.run_id}: the process finishing it was killed by signal 9"), run:
-        run.finish_while(lambda: None, lambda: None)
+        finish_while(run, lambda: None, lambda: None)
     assert store.find_run(run.run_id).status == RunStatus.FAILED  # type: ignore[union-attr]
 
 

@@ -29,7 +29,7 @@ from scanner.engine.match import Request
 from scanner.engine.policy import Policy
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup, param_kinds
-from scanner.runtime import collect_less_often
+from scanner.scan.processes import collect_less_often
 from scanner.sources.documents import Origin
 from scanner.sources.export import ExportSource
 from scanner.sources.file_tree import DiskTree, FileTree

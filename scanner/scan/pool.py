@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable
 from queue import Empty
 
-from scanner.runtime import end_with_parent
-from scanner.scan_workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
+from scanner.scan.processes import end_with_parent
+from scanner.scan.workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
 
 JOBS_PER_CPU = 4
 """Worker processes per CPU at most: evaluation is CPU-bound, and beyond a few per core more
@@ -67,7 +67,7 @@ class WorkerPool:
             setup_worker(setup, compiled=compiled)  # the workers inherit it
         else:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["scanner.worker_signals", "scanner.scan_workers", "scanner.scan_pool"])
+            context.set_forkserver_preload(["scanner.scan.worker_signals", "scanner.scan.workers", "scanner.scan.pool"])
         self.queue = context.Queue(maxsize=16 * jobs)
         self.stop = context.Event()
         before = set(threading.enumerate())

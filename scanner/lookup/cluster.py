@@ -21,7 +21,7 @@ from typing import Any
 from scanner.engine.api_paths import BUILTIN_SERVED, group_of, served_kind, stored_as
 from scanner.engine.context import ContextError, ContextLoader
 from scanner.engine.kinds import cluster_scoped_in_cluster, not_found, plural
-from scanner.lookup_query import query_filter
+from scanner.lookup.query import query_filter
 
 NOT_SERVED = "the server could not find the requested resource"
 BUILT_IN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from scanner.runtime import end_with_parent
+from scanner.scan.processes import end_with_parent
 
 T = TypeVar("T")
 

@@ -33,7 +33,8 @@ from scanner.report.data import (
     SourceInfo,
     TrendPoint,
 )
-from scanner.report.render import lists_every_result, render_reports
+from scanner.report.render import lists_every_result
+from scanner.scan.finish import render_reports
 from scanner.store import COMPLETED_STATUSES, views
 from scanner.store.records import NOT_EVALUATED, UNSUPPORTED
 from scanner.store.store import Store

@@ -17,9 +17,9 @@ import pickle
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from scanner import forked
 from scanner.config import Config
 from scanner.errors import GitError, Location, ScannerError
+from scanner.scan import forked
 
 if TYPE_CHECKING:  # loaded by the child (and the scan) only: the fork comes first
     from scanner.sources.git import GitOptions

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from scanner.config import SourceConfig
 from scanner.errors import Location
-from scanner.scan_workers import ShardTask
+from scanner.scan.workers import ShardTask
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import DiskTree, FileTree
 from scanner.sources.git_tree import GitTree

@@ -1,0 +1,114 @@
+"""What the workers send, written to the store in batches while the scan's tallies are kept."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.engine.types import FailureAction, RuleStatus
+from scanner.errors import Location, PolicyError
+from scanner.policies import NotEvaluated, UnsupportedPolicy
+from scanner.scan.plan import SourceRun, source_fatal_errors, source_location
+from scanner.scan.progress import ScanProgress
+from scanner.scan.workers import ShardTask
+from scanner.sources.documents import WARNING
+from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
+from scanner.store import records
+
+
+@dataclass(slots=True)
+class Tally:
+    """The scan's counts as its results are written."""
+
+    resources: int = 0
+    with_results: int = 0  # resources some rule gave a result for (what the reports count)
+    counts: Counter[str] = field(default_factory=Counter)
+    errors: int = 0
+    failed_sources: list[str] = field(default_factory=list)
+    enforce_failures: int = 0
+    not_scanned: int = 0  # of the errors: what GitOps objects deploy from outside the scanned sources
+
+
+def error_row(e: SourceErrorRecord) -> records.ErrorRecord:
+    return records.ErrorRecord(message=e.message, kind=e.kind, source=e.source,
+                               path=e.location.path or "", line=e.location.line)
+
+
+def unsupported_row(policy: UnsupportedPolicy) -> records.ErrorRecord:
+    return records.ErrorRecord(message=policy.message, kind=records.UNSUPPORTED, path=policy.location.path or "",
+                               line=policy.location.line)
+
+
+def policy_error_row(error: PolicyError) -> records.ErrorRecord:
+    where = error.location or Location(None)
+    return records.ErrorRecord(message=error.message, kind="policy", path=where.path or "", line=where.line)
+
+
+def not_evaluated_row(policy: NotEvaluated) -> records.ErrorRecord:
+    return records.ErrorRecord(message=policy.message, kind=records.NOT_EVALUATED, path=policy.location.path or "",
+                               line=policy.location.line)
+
+
+_FAIL, _ENFORCE = RuleStatus.FAIL.value, FailureAction.ENFORCE.value
+
+
+class Collector:
+    """Writes what the shards emit to the store, in batches, and keeps the tallies."""
+
+    # results per write: short transactions, and a small last one, written after the workers end
+    BATCH = 2000
+
+    def __init__(self, writer: Any, tasks: dict[int, ShardTask], runs: dict[str, SourceRun],
+                 progress: ScanProgress) -> None:
+        self.writer, self.tasks, self.runs, self.progress = writer, tasks, runs, progress
+        self.tally = Tally()
+        self.pending: list[tuple[list[records.ResourceRecord], list[records.ResultRow]]] = []
+        self.pending_results = 0
+
+    def flush(self) -> None:
+        if self.pending:
+            self.writer.add_result_rows(self.pending)
+            self.pending, self.pending_results = [], 0
+
+    def __call__(self, message: tuple) -> None:
+        if message[0] == "chunk":
+            _, task_id, resource_rows, wired, errors = message
+            resources = [records.ResourceRecord(*row) for row in resource_rows]
+            result_rows = records.wire_rows(wired)
+            self.pending.append((resources, result_rows))
+            self.pending_results += len(result_rows)
+            if self.pending_results >= self.BATCH:
+                self.flush()
+            tally = self.tally
+            tally.counts.update(row.status for row in result_rows)
+            tally.enforce_failures += sum(row.status == _FAIL and row.action == _ENFORCE for row in result_rows)
+            if errors:
+                self.writer.add_errors([error_row(e) for e in errors])
+                tally.errors += sum(e.kind != WARNING for e in errors)  # a warning fails no gate
+                for e in source_fatal_errors(errors):
+                    self.runs[e.source].fatal.append(e.message)
+            tally.resources += len(resources)
+            tally.with_results += len({row.resource_index for row in result_rows})
+            self.runs[self.tasks[task_id].source].resources += len(resources)
+            self.progress.resources(len(resources))
+        else:
+            _, task_id, stats, failure = message
+            run = self.runs[self.tasks[task_id].source]
+            run.done += 1
+            self.progress.task_done()
+            run.skipped.update(stats.skipped)
+            if failure:
+                self.fail(run, f"source failed: {failure}")
+
+    def worker_failed(self, task: ShardTask, error: BaseException) -> None:
+        run = self.runs[task.source]
+        run.done += 1
+        self.progress.task_done()
+        self.fail(run, f"worker failed: {type(error).__name__}: {error}")
+
+    def fail(self, run: SourceRun, message: str) -> None:
+        run.fatal.append(message)
+        error = SourceErrorRecord(run.cfg.name, "source", message, source_location(run.cfg))
+        self.writer.add_errors([error_row(error)])
+        self.tally.errors += 1

@@ -1,0 +1,73 @@
+"""The end of a scan, one core per piece of work: the run finished in a forked child while this
+process reads what finishing does not change, and the reports rendered one per child.
+
+A scan ends with its workers' cores free and with pieces of work that need nothing of each
+other. Where a fork is safe (``forked.can_fork``: no other thread runs), a child takes one;
+else they run one after the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+from scanner.errors import ReportError
+from scanner.report.data import ReportData
+from scanner.report.render import render_report
+from scanner.scan import forked
+from scanner.store.records import RunStatus
+from scanner.store.writer import RunWriter
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def finish_while(writer: RunWriter, work: Callable[[], T], then: Callable[[], U],
+                 status: RunStatus | None = None) -> tuple[RunStatus, T, U]:
+    """``writer.finish`` and then ``then`` (reading what finishing gave) in a child, while this
+    process does ``work``. Returns the final status and what ``work`` and ``then`` returned;
+    what any raised is raised (the finish's first)."""
+    if not forked.can_fork() or not writer.can_finish_in_child():
+        status = writer.finish(status)
+        return status, work(), then()
+    writer.before_fork()
+    child = forked.start(lambda: (writer.finish(status), then()), writer.lost)
+    try:
+        done = work()
+    finally:
+        final, after = child.result()
+        writer.finished_elsewhere(final)
+    return final, done, after
+
+
+def render_reports(data: ReportData, formats: Sequence[str], out: Path,
+                   written: Callable[[str, str], None] | None = None, *, findings_only: bool = False) -> list[Path]:
+    """``render_report`` for each of ``formats``, in order, all but the first in children; the
+    first error raised, every report attempted. ``written`` is told each format and its file as
+    it is written; ``findings_only`` asks for the findings-only variants."""
+    def told(fmt: str, path: Path) -> Path:
+        if written is not None:
+            written(fmt, str(path))
+        return path
+
+    if len(formats) < 2 or not forked.can_fork():
+        return [told(fmt, render_report(data, fmt, out, findings_only=findings_only)) for fmt in formats]
+    render = partial(render_report, data, out=out, findings_only=findings_only)
+    children = [forked.start(partial(render, fmt), partial(_lost, fmt)) for fmt in formats[1:]]
+    outcomes: list[Path | Exception] = []
+    calls: list[Callable[[], Path]] = [partial(render, formats[0]), *(child.result for child in children)]
+    for fmt, call in zip(formats, calls, strict=True):
+        try:
+            outcomes.append(told(fmt, call()))
+        except Exception as exc:  # every child is waited for all the same
+            outcomes.append(exc)
+    for outcome in outcomes:
+        if isinstance(outcome, Exception):
+            raise outcome
+    return outcomes  # type: ignore[return-value]
+
+
+def _lost(fmt: str, how: str) -> ReportError:
+    return ReportError(f"the process rendering the {fmt} report {how}")
