@@ -28,7 +28,6 @@ from scanner.scan.collect import (
     policy_error_row,
     unsupported_row,
 )
-from scanner.scan.finish import finish_while
 from scanner.scan.git_prefetch import GitPrefetch, start_git_prefetch
 from scanner.scan.gitops import with_entry_points
 from scanner.scan.plan import (
@@ -162,6 +161,7 @@ def _run(config: Config, wanted: list[str], jobs: int | None, trigger: records.T
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
         progress.tasks(len(workers.tasks))
         with importing():  # the store and the reports load here, while the workers are busy
+            from scanner.scan.finish import finish_while
             from scanner.scan.report_data import (
                 read_configured_outcome,
                 read_configured_results,
