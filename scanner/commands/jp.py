@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 
-from scanner.engine import gofmt
-from scanner.engine.jmespath_dialect import Evaluator, JMESPathError, compile_expression
-from scanner.engine.jmespath_functions import build_functions, custom_specs
+from scanner.engine.golang import fmt as gofmt
+from scanner.engine.jmespath.dialect import Evaluator, compile_expression
+from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.functions import build_functions, custom_specs
 from scanner.errors import Location, ManifestError, ScannerError
 from scanner.yamldoc import load_documents, load_yaml_value
 

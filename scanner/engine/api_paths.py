@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from scanner.engine import gopath
 from scanner.engine.api_versions import equivalent_versions
+from scanner.engine.golang import path as gopath
 from scanner.engine.kinds import plural
 
 _NAMESPACE_SEGMENT = re.compile(r"/namespaces/([^/]+)")

@@ -15,11 +15,11 @@ from typing import Any
 
 from scanner.engine import wildcard
 from scanner.engine.budget import active, text_size
-from scanner.engine.duration import SECOND, parse_duration
-from scanner.engine.gofmt import is_number, sprint, text
+from scanner.engine.golang.duration import SECOND, parse_duration
+from scanner.engine.golang.fmt import is_number, sprint, text
+from scanner.engine.golang.quantity import parse_quantity
+from scanner.engine.golang.semver import parse_version
 from scanner.engine.operators import compare_scalar, is_range, parse_go_float
-from scanner.engine.quantity import parse_quantity
-from scanner.engine.semver import parse_version
 
 Compare = Callable[[Any, Any], bool]
 

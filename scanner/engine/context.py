@@ -18,13 +18,10 @@ from typing import Any, Protocol
 
 from scanner.engine.api_paths import namespace_problem
 from scanner.engine.dotted import set_path, split_dotted
-from scanner.engine.gofmt import sprint, to_json, type_name
+from scanner.engine.golang.fmt import sprint, to_json, type_name
 from scanner.engine.imageref import ImageReferenceError, parse_image
-from scanner.engine.jmespath_dialect import (
-    Evaluator,
-    JMESPathError,
-    compile_expression,
-)
+from scanner.engine.jmespath.dialect import Evaluator, compile_expression
+from scanner.engine.jmespath.errors import JMESPathError
 from scanner.engine.kinds import plural
 from scanner.engine.match import UserInfo
 from scanner.engine.values import ForeachValues, foreach_element_values

@@ -13,8 +13,8 @@ from typing import Any
 from scanner.engine.budget import DEFAULT_LIMITS, Budget, Limits
 from scanner.engine.context import ContextLoader
 from scanner.engine.exceptions import PolicyException
-from scanner.engine.jmespath_dialect import Evaluator
-from scanner.engine.jmespath_functions import build_functions
+from scanner.engine.jmespath.dialect import Evaluator
+from scanner.engine.jmespath.functions import build_functions
 from scanner.engine.values import Values
 
 

@@ -17,7 +17,7 @@ from scanner.engine.exceptions import SKIP_MESSAGE, PolicyException
 from scanner.engine.foreach import run_foreach
 from scanner.engine.kinds import is_cluster_scoped
 from scanner.engine.match import Request, ResourceView, is_excluded
-from scanner.engine.podsecurity import evaluate_pod_security
+from scanner.engine.podsecurity.levels import evaluate_pod_security
 from scanner.engine.policy import ActionOverride, Policy, Rule
 from scanner.engine.selector import parse_selector
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
@@ -154,7 +154,7 @@ class _Evaluation:
         if handler == "cel":  # validate_cel.go: no response when the policy's VAP was generated
             return None if self.policy.vap_generated else self._cel(rule)
         if handler == "manifests":
-            from scanner.engine.manifests import evaluate_manifests  # with cryptography: only when used
+            from scanner.engine.manifests.verify import evaluate_manifests  # with cryptography: only when used
 
             result = evaluate_manifests(rule.extra["manifests"], self.resource, rule_name=rule.name,
                                         operation=operation, load_documents=self.env.load_documents)
@@ -162,8 +162,8 @@ class _Evaluation:
         return RuleStatus.ERROR, f"not supported yet: {handler}", ""
 
     def _cel(self, rule: Rule) -> Outcome:
-        from scanner.engine.cel import evaluate_cel_rule  # the CEL runtime loads only when used
-        from scanner.engine.cel_params import plan_param_lookup
+        from scanner.engine.cel.params import plan_param_lookup
+        from scanner.engine.cel.rule import evaluate_cel_rule  # the CEL runtime loads only when used
 
         compiled = rule.extra["cel"]
         view, operation = self.view, self.request.operation

@@ -108,7 +108,7 @@ def parse_exception(doc: dict) -> PolicyException:
         problems.append(("/spec/podSecurity", "podSecurity must be a list"))
         pod_security = []
     if pod_security:
-        from scanner.engine.podsecurity import exclude_type_problems
+        from scanner.engine.podsecurity.levels import exclude_type_problems
 
         problems.extend((f"/spec/podSecurity/{i}", problem)
                         for i, entry in enumerate(pod_security) for problem in exclude_type_problems(entry))

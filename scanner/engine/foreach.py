@@ -7,8 +7,8 @@ from typing import Any
 from scanner.engine.budget import active
 from scanner.engine.conditions import ConditionBlock, ConditionError, evaluate_block, parse_conditions
 from scanner.engine.context import ContextError, VariableContext
-from scanner.engine.gofmt import type_name
-from scanner.engine.jmespath_dialect import JMESPathError, UnknownKeyError
+from scanner.engine.golang.fmt import type_name
+from scanner.engine.jmespath.errors import JMESPathError, UnknownKeyError
 from scanner.engine.memo import built
 from scanner.engine.pattern import CompiledPattern
 from scanner.engine.policy import Rule

@@ -14,9 +14,9 @@ from functools import lru_cache
 from typing import Any
 
 from scanner.engine import wildcard
-from scanner.engine.duration import parse_duration
-from scanner.engine.gofmt import format_fixed6, format_upper_e, is_number
-from scanner.engine.quantity import parse_quantity
+from scanner.engine.golang.duration import parse_duration
+from scanner.engine.golang.fmt import format_fixed6, format_upper_e, is_number
+from scanner.engine.golang.quantity import parse_quantity
 
 EQUAL = ""
 MORE_EQUAL = ">="

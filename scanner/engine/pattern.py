@@ -11,7 +11,7 @@ from typing import Any
 
 from scanner.engine import wildcard
 from scanner.engine.anchor import Anchor, parse_key
-from scanner.engine.gofmt import is_number, sprint, type_name
+from scanner.engine.golang.fmt import is_number, sprint, type_name
 from scanner.engine.operators import compare_scalar
 from scanner.engine.operators import parse_go_float as parse_float
 

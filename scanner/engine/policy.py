@@ -244,7 +244,7 @@ def compile_rule(
         controller=controller,
     )
     if handler == "manifests":
-        from scanner.engine.manifests import compile_manifests_rule, validate_manifests_spec
+        from scanner.engine.manifests.verify import compile_manifests_rule, validate_manifests_spec
 
         spec = validate["manifests"]
         found = validate_manifests_spec(spec) if isinstance(spec, dict) else [("", "manifests must be an object")]
@@ -257,7 +257,7 @@ def compile_rule(
                 sub = exc.location.pointer if exc.location and exc.location.pointer else ""
                 problems.append((f"{pointer}/validate/manifests{sub}", exc.message))
     if handler == "podSecurity":
-        from scanner.engine.podsecurity import validate_pod_security_spec
+        from scanner.engine.podsecurity.levels import validate_pod_security_spec
 
         spec = validate["podSecurity"]
         if not isinstance(spec, dict):
@@ -304,8 +304,8 @@ def _compile_dynamic_parts(rule: Rule, raw: dict, validate: dict,
                 # the same outcome for every resource of one operation: kept per operation
                 rule.extra["preconditions_by_operation"] = {}
     if rule.handler == "cel":
-        from scanner.engine.cel import compile_cel_rule
-        from scanner.engine.cel_env import CelCompileError
+        from scanner.engine.cel.expressions import CelCompileError
+        from scanner.engine.cel.rule import compile_cel_rule
 
         try:
             rule.extra["cel"] = compile_cel_rule(validate["cel"], validate_message=rule.message,

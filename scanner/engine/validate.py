@@ -7,7 +7,7 @@ from typing import Any
 
 from scanner.engine.conditions import ConditionError, evaluate_block, parse_conditions
 from scanner.engine.context import ContextError, VariableContext
-from scanner.engine.jmespath_dialect import JMESPathError
+from scanner.engine.jmespath.errors import JMESPathError
 from scanner.engine.memo import built
 from scanner.engine.pattern import CompiledPattern, PatternOutcome
 from scanner.engine.policy import Rule

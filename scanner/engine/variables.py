@@ -13,10 +13,10 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from scanner.engine import gopath
 from scanner.engine.anchor import strip_anchor
 from scanner.engine.budget import BudgetExceededError, active, text_size
-from scanner.engine.gofmt import format_fixed6, is_number, sprint, to_json
+from scanner.engine.golang import path as gopath
+from scanner.engine.golang.fmt import format_fixed6, is_number, sprint, to_json
 from scanner.engine.operators import EQUAL, operator_of
 
 _BODY = r"(?:\{[^{}]*\}|[^{}])*"

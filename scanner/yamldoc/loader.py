@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from scanner.engine.gofmt import format_g
+from scanner.engine.golang.fmt import format_g
 from scanner.errors import Location, ManifestError
 from scanner.yamldoc.document import ErrorHandler
 from scanner.yamldoc.scalars import BINARY as _BINARY

@@ -14,8 +14,8 @@ from scanner.engine.budget import CHECK_EVERY, Budget, BudgetExceededError, Limi
 from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import evaluate_policy
 from scanner.engine.exceptions import parse_exception
-from scanner.engine.jmespath_dialect import Evaluator
-from scanner.engine.jmespath_functions import build_functions
+from scanner.engine.jmespath.dialect import Evaluator
+from scanner.engine.jmespath.functions import build_functions
 from scanner.engine.policy import parse_policy
 from scanner.engine.types import RuleStatus
 

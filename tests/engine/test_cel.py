@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from scanner.engine.cel import (
+from scanner.engine.cel.rewrite import apply_orvalue_compat
+from scanner.engine.cel.rule import (
     CelCompileError,
     CelParamSpec,
     compile_cel_rule,
@@ -15,7 +16,6 @@ from scanner.engine.cel import (
     plan_param_lookup,
     rewrite_cel_for_autogen,
 )
-from scanner.engine.cel_rewrite import apply_orvalue_compat
 from scanner.engine.types import RuleStatus
 from tests.engine.conftest import y
 

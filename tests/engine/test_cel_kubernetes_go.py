@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from scanner.engine import cel_env
+from scanner.engine.cel import expressions as cel_env
 
 
 @dataclass(frozen=True)

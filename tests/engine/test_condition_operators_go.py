@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from scanner.engine.conditions import OPERATORS, ConditionError, apply_operator
-from scanner.engine.quantity import parse_quantity
+from scanner.engine.golang.quantity import parse_quantity
 
 OBJ = {"foo": "bar"}
 

@@ -27,8 +27,9 @@ import pytest
 
 from scanner.engine.context import ContextError, VariableContext, compute_images
 from scanner.engine.dotted import set_path, split_dotted
-from scanner.engine.gofmt import text as go_text
-from scanner.engine.jmespath_dialect import JMESPathError, default_evaluator
+from scanner.engine.golang.fmt import text as go_text
+from scanner.engine.jmespath.dialect import default_evaluator
+from scanner.engine.jmespath.errors import JMESPathError
 from scanner.engine.match import UserInfo
 from scanner.engine.variables import SubstitutionError
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from scanner.engine.jmespath_compiler import compile_closure
-from scanner.engine.jmespath_dialect import compile_expression, default_evaluator
+from scanner.engine.jmespath.compiler import compile_closure
+from scanner.engine.jmespath.dialect import compile_expression, default_evaluator
 
 INPUTS: list[Any] = [
     {
@@ -78,7 +78,7 @@ def test_compiled_expression_matches_interpreter(text: str) -> None:
 
 def test_every_node_type_of_the_table_is_exercised() -> None:
     """The table reaches every node type the compiler builds, and the interpreter fallback."""
-    from scanner.engine.jmespath_compiler import _BUILDERS
+    from scanner.engine.jmespath.compiler import _BUILDERS
 
     seen = set()
     for text in EXPRESSIONS:

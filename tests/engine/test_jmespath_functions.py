@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from scanner.engine.jmespath_dialect import Evaluator, JMESPathError, compile_expression
-from scanner.engine.jmespath_functions import build_functions, custom_specs
-from scanner.engine.jmespath_random import translate
-from scanner.engine.jmespath_x509 import decode_pem
-from scanner.engine.re2 import compile_re2
+from scanner.engine.golang.regexp import compile_re2
+from scanner.engine.jmespath.dialect import Evaluator, compile_expression
+from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.functions import build_functions, custom_specs
+from scanner.engine.jmespath.random_strings import translate
+from scanner.engine.jmespath.x509 import decode_pem
 from scanner.errors import ManifestError
 
 NOW = datetime(2024, 3, 4, 5, 6, 7, tzinfo=timezone(timedelta(hours=2)))

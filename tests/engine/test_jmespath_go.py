@@ -37,9 +37,10 @@ from typing import Any
 
 import pytest
 
-from scanner.engine.jmespath_dialect import Evaluator, JMESPathError, compile_expression
-from scanner.engine.jmespath_functions import build_functions, custom_specs
-from scanner.engine.jmespath_registry import FunctionSpec
+from scanner.engine.jmespath.dialect import Evaluator, compile_expression
+from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.functions import build_functions, custom_specs
+from scanner.engine.jmespath.registry import FunctionSpec
 
 EVALUATOR = Evaluator(build_functions())
 RFC3339 = "2006-01-02T15:04:05Z07:00"

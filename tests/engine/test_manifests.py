@@ -20,16 +20,16 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from scanner.engine.manifests import (
+from scanner.engine.manifests.diff import compare, diff_json
+from scanner.engine.manifests.ignore import ResourceIdentity, selector_value_matches
+from scanner.engine.manifests.signature import decode_go_base64
+from scanner.engine.manifests.spec import expand_public_keys
+from scanner.engine.manifests.verify import (
     ManifestsResult,
     compile_manifests_rule,
     evaluate_manifests,
     validate_manifests_spec,
 )
-from scanner.engine.manifests_diff import compare, diff_json
-from scanner.engine.manifests_ignore import ResourceIdentity, selector_value_matches
-from scanner.engine.manifests_signature import decode_go_base64
-from scanner.engine.manifests_spec import expand_public_keys
 from scanner.engine.normalize import normalize_resource
 from scanner.engine.types import RuleStatus
 from scanner.errors import PolicyError

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 import yaml
 
-from scanner.engine import podsecurity
-from scanner.engine.podsecurity import evaluate_pod_security, validate_pod_security_spec
-from scanner.engine.podsecurity_pod import extract_pod
+from scanner.engine.podsecurity import levels as podsecurity
+from scanner.engine.podsecurity.levels import evaluate_pod_security, validate_pod_security_spec
+from scanner.engine.podsecurity.pod import extract_pod
 from scanner.engine.types import RuleStatus
 
 GOOD_CONTAINER = {

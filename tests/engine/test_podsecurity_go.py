@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from scanner.engine.podsecurity import evaluate_pod_security, validate_pod_security_spec
-from scanner.engine.podsecurity_controls import FORBIDDEN, REQUIRED
-from scanner.engine.podsecurity_restricted import CONTROLS
+from scanner.engine.podsecurity.controls import FORBIDDEN, REQUIRED
+from scanner.engine.podsecurity.levels import evaluate_pod_security, validate_pod_security_spec
+from scanner.engine.podsecurity.restricted import CONTROLS
 from scanner.engine.types import RuleStatus
 
 # -- builders ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from scanner.engine.podsecurity import evaluate_pod_security
+from scanner.engine.podsecurity.levels import evaluate_pod_security
 from scanner.yamldoc import load_documents
 
 SUITES = Path("/work/shared/conformance/kyverno-policies")

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from scanner.engine.re2 import RegexError, compile_re2
+from scanner.engine.golang.regexp import RegexError, compile_re2
 
 
 @pytest.mark.parametrize(

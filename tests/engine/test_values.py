@@ -6,7 +6,7 @@ import pytest
 
 from scanner.engine.context import VariableContext
 from scanner.engine.evaluate import evaluate_policy
-from scanner.engine.jmespath_dialect import default_evaluator
+from scanner.engine.jmespath.dialect import default_evaluator
 from scanner.engine.policy import parse_policy
 from scanner.engine.values import ValuesError, parse_userinfo, parse_values
 

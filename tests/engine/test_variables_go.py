@@ -20,7 +20,7 @@ import pytest
 
 from scanner.engine.conditions import apply_operator, evaluate_block, parse_conditions
 from scanner.engine.context import VariableContext
-from scanner.engine.jmespath_dialect import default_evaluator
+from scanner.engine.jmespath.dialect import default_evaluator
 from scanner.engine.variables import (
     SubstitutionError,
     find_variables,

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from scanner.engine.re2 import GoRegexp, RegexError, compile_re2
+from scanner.engine.golang.regexp import GoRegexp, RegexError, compile_re2
 
 DEFAULT_DOMAIN = "cosign.sigstore.dev"
 SIGNATURE_ANNOTATIONS = ("message", "signature", "certificate", "bundle", "resourceBundleRef")

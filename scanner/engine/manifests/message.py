@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from scanner.engine.manifests_diff import flatten, printed
-from scanner.engine.manifests_ignore import DEFAULT_DOMAIN, is_ignored
-from scanner.engine.manifests_signature import decode_go_base64
+from scanner.engine.manifests.diff import flatten, printed
+from scanner.engine.manifests.ignore import DEFAULT_DOMAIN, is_ignored
+from scanner.engine.manifests.signature import decode_go_base64
 from scanner.engine.match import string_map
 from scanner.errors import ScannerError
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scanner.engine.manifests_ignore import IgnoreBinding, ObjectSelector, default_bindings
-from scanner.engine.manifests_message import domain_of
-from scanner.engine.manifests_signature import (
+from scanner.engine.manifests.ignore import IgnoreBinding, ObjectSelector, default_bindings
+from scanner.engine.manifests.message import domain_of
+from scanner.engine.manifests.signature import (
     JUDGE_ERROR,
     PEM_PUBLIC_KEY,
     PEM_PUBLIC_KEY_END,

@@ -10,8 +10,8 @@ it is a compile error (``pattern_literals``). A pattern RE2 cannot hold (too lar
 
 from __future__ import annotations
 
-from scanner.engine.cel_rewrite import Token, tokenize
-from scanner.engine.re2 import GoRegexp, RegexError, compile_re2
+from scanner.engine.cel.rewrite import Token, tokenize
+from scanner.engine.golang.regexp import GoRegexp, RegexError, compile_re2
 
 FUNCTIONS = ("find", "findAll")
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from scanner.engine.gofmt import format_g, is_number, to_json
-from scanner.engine.manifests_ignore import is_ignored
-from scanner.engine.re2 import GoRegexp, RegexError, compile_re2
+from scanner.engine.golang.fmt import format_g, is_number, to_json
+from scanner.engine.golang.regexp import GoRegexp, RegexError, compile_re2
+from scanner.engine.manifests.ignore import is_ignored
 
 ItemKind = Literal["add", "remove", "change", "type"]
 _INDEX_INSIDE = re.compile(r"\.\d+\.", re.ASCII)

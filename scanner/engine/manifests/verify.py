@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from scanner.engine.gofmt import to_json
-from scanner.engine.manifests_diff import DiffItem, compare, diff_json
-from scanner.engine.manifests_ignore import ResourceIdentity, applicable_fields
-from scanner.engine.manifests_message import (
+from scanner.engine.golang.fmt import to_json
+from scanner.engine.manifests.diff import DiffItem, compare, diff_json
+from scanner.engine.manifests.ignore import ResourceIdentity, applicable_fields
+from scanner.engine.manifests.message import (
     DecodedMessage,
     DocumentLoader,
     SignatureSet,
@@ -30,8 +30,8 @@ from scanner.engine.manifests_message import (
     select_candidates,
     signature_sets,
 )
-from scanner.engine.manifests_signature import signature_bytes, signature_failure
-from scanner.engine.manifests_spec import (
+from scanner.engine.manifests.signature import signature_bytes, signature_failure
+from scanner.engine.manifests.spec import (
     CompiledEntry,
     CompiledManifests,
     CompiledSet,

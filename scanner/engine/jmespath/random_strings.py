@@ -15,7 +15,7 @@ import random as _random
 import re
 from typing import Any
 
-from scanner.engine import re2
+from scanner.engine.golang import regexp as re2
 
 try:  # Python >= 3.11
     from re import _constants as _sre_constants  # type: ignore[attr-defined]

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from scanner.engine import gotime
-from scanner.engine.duration import DurationError, format_duration, parse_duration_strict
-from scanner.engine.jmespath_dialect import JMESPathError
-from scanner.engine.jmespath_registry import FunctionSpec, error
+from scanner.engine.golang import time as gotime
+from scanner.engine.golang.duration import DurationError, format_duration, parse_duration_strict
+from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.registry import FunctionSpec, error
 
 Clock = Callable[[], datetime]
 _INTEGER = re.compile(r"[+-]?\d+", re.ASCII)

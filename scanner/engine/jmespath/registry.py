@@ -15,10 +15,10 @@ from typing import Any
 
 from jmespath import functions as jp_functions
 
-from scanner.engine import gofmt
 from scanner.engine.budget import active
-from scanner.engine.jmespath_dialect import JMESPathError
-from scanner.engine.jmespath_limits import GROWTH_CHECKS, argument_cost
+from scanner.engine.golang import fmt as gofmt
+from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.limits import GROWTH_CHECKS, argument_cost
 
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),

@@ -22,7 +22,8 @@ from typing import Any
 
 from cel_expr_python import cel as _cel
 
-from scanner.engine import cel_lists, cel_regex
+from scanner.engine.cel import lists as cel_lists
+from scanner.engine.cel import regex as cel_regex
 
 _UNSUPPORTED: ContextVar[str | None] = ContextVar("kubernetes_cel_unsupported", default=None)
 

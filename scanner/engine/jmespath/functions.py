@@ -20,20 +20,24 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from scanner.engine import gofmt, gopath, re2, semver, wildcard
+from scanner.engine import wildcard
 from scanner.engine.budget import active
+from scanner.engine.golang import fmt as gofmt
+from scanner.engine.golang import path as gopath
+from scanner.engine.golang import regexp as re2
+from scanner.engine.golang import semver
 from scanner.engine.imageref import ImageReferenceError, parse_image
-from scanner.engine.jmespath_arithmetic import SPECS as ARITHMETIC_SPECS
-from scanner.engine.jmespath_dialect import deep_equal
-from scanner.engine.jmespath_extra import build_extra_specs
-from scanner.engine.jmespath_registry import (
+from scanner.engine.jmespath.arithmetic import SPECS as ARITHMETIC_SPECS
+from scanner.engine.jmespath.extra import build_extra_specs
+from scanner.engine.jmespath.interpreter import deep_equal
+from scanner.engine.jmespath.registry import (
     STANDARD_FUNCTION_NAMES,
     FunctionSpec,
     KyvernoFunctions,
     as_int,
     error,
 )
-from scanner.engine.jmespath_time import build_time_specs
+from scanner.engine.jmespath.time_functions import build_time_specs
 
 S, N, OBJ, A = ("string",), ("number",), ("object",), ("array",)
 SN = ("string", "number")

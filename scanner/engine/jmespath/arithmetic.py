@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from scanner.engine import gofmt
-from scanner.engine.duration import SECOND, format_duration, parse_duration
-from scanner.engine.jmespath_registry import FunctionSpec, error, int_number
-from scanner.engine.quantity import Quantity, format_quantity, parse_quantity
+from scanner.engine.golang import fmt as gofmt
+from scanner.engine.golang.duration import SECOND, format_duration, parse_duration
+from scanner.engine.golang.quantity import Quantity, format_quantity, parse_quantity
+from scanner.engine.jmespath.registry import FunctionSpec, error, int_number
 
 _TYPES = "Types mismatch"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.engine.gofmt import format_json_number
+from scanner.engine.golang.fmt import format_json_number
 
 _CONTROLLER_KINDS = frozenset(
     {"DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController"}

@@ -16,9 +16,9 @@ from functools import lru_cache
 from typing import Any
 
 from scanner.engine import wildcard
-from scanner.engine.podsecurity_controls import REQUIRED, CheckFn, CheckResult, FieldError, Version
-from scanner.engine.podsecurity_pod import ExtractedPod, PodDecodeError, extract_pod
-from scanner.engine.podsecurity_restricted import CONTROLS
+from scanner.engine.podsecurity.controls import REQUIRED, CheckFn, CheckResult, FieldError, Version
+from scanner.engine.podsecurity.pod import ExtractedPod, PodDecodeError, extract_pod
+from scanner.engine.podsecurity.restricted import CONTROLS
 from scanner.engine.types import RuleStatus
 
 LEVELS = ("privileged", "baseline", "restricted")

@@ -12,16 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.engine import cel_env
-from scanner.engine.cel_env import CelCompileError, CelResult
-from scanner.engine.cel_params import (
+from scanner.engine.cel import expressions as cel_env
+from scanner.engine.cel.expressions import CelCompileError, CelResult
+from scanner.engine.cel.params import (
     CelParamSpec,
     ParamLookup,
     missing_params_result,
     parse_param_spec,
     plan_param_lookup,
 )
-from scanner.engine.cel_rewrite import (
+from scanner.engine.cel.rewrite import (
     CelSyntaxError,
     apply_orvalue_compat,
     bind_variables,

@@ -14,8 +14,8 @@ import random as _random
 from collections.abc import Callable
 from typing import Any
 
-from scanner.engine.jmespath_random import RegexError, random_string
-from scanner.engine.jmespath_registry import FunctionSpec, error
+from scanner.engine.jmespath.random_strings import RegexError, random_string
+from scanner.engine.jmespath.registry import FunctionSpec, error
 from scanner.errors import ScannerError
 
 _GO_PRIVATE = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12",
@@ -81,7 +81,7 @@ def _parse_yaml(load_yaml: Callable[[str], Any] | None) -> Callable[[list[Any]],
 
 
 def _x509_decode(a: list[Any]) -> dict[str, Any]:
-    from scanner.engine.jmespath_x509 import decode_pem  # cryptography loads only when used
+    from scanner.engine.jmespath.x509 import decode_pem  # cryptography loads only when used
 
     try:
         return decode_pem(a[0])

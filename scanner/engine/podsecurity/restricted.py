@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scanner.engine.podsecurity_controls import (
+from scanner.engine.podsecurity.controls import (
     FORBIDDEN,
     REQUIRED,
     CheckFn,

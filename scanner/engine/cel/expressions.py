@@ -17,7 +17,8 @@ from typing import Any
 from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-from scanner.engine import cel_kubernetes, cel_regex
+from scanner.engine.cel import kubernetes as cel_kubernetes
+from scanner.engine.cel import regex as cel_regex
 from scanner.engine.types import RuleStatus
 
 # the root variables of an admission-policy expression (spec 12.2); ``authorizer`` is left

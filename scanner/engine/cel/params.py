@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scanner.engine.cel_env import CelCompileError, CelResult
+from scanner.engine.cel.expressions import CelCompileError, CelResult
 from scanner.engine.kinds import not_found, plural
 from scanner.engine.types import RuleStatus
 

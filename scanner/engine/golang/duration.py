@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from scanner.engine.gotime import quote
+from scanner.engine.golang.time import quote
 
 NANOSECOND = 1
 MICROSECOND = 1000

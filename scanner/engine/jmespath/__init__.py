@@ -1,0 +1,1 @@
+"""Kyverno's JMESPath dialect: the compiler, the evaluator and its custom functions."""

@@ -1,0 +1,1 @@
+"""The ``validate.manifests`` sub-rule: keyed verification of signed manifests."""

@@ -1,0 +1,1 @@
+"""The ``validate.podSecurity`` sub-rule: the Pod Security Standards levels and controls."""
