@@ -5,18 +5,19 @@ that rule an ``error`` result naming the limit (``budget``), and the other rules
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 from scanner.engine import wildcard
 from scanner.engine.budget import THREAD, BudgetExceededError
 from scanner.engine.conditions import BlockResult, ConditionBlock, evaluate_block
-from scanner.engine.context import VariableContext
+from scanner.engine.context import ContextLoader, VariableContext
 from scanner.engine.environment import Environment, make_environment
 from scanner.engine.exceptions import SKIP_MESSAGE, PolicyException
 from scanner.engine.foreach import run_foreach
 from scanner.engine.kinds import is_cluster_scoped
-from scanner.engine.match import Request, ResourceView, is_excluded
+from scanner.engine.match import NamespaceLabels, Request, ResourceView, UserInfo, is_excluded
 from scanner.engine.podsecurity.levels import evaluate_pod_security
 from scanner.engine.policy import ActionOverride, Policy, Rule
 from scanner.engine.selector import parse_selector
@@ -284,7 +285,7 @@ def _fails_before_update(policy: Policy, rule: Rule, resource: dict, request: Re
 class PolicyIndex:
     """Policies indexed by resource kind, so a resource only meets policies that can match it."""
 
-    def __init__(self, policies: list[Policy]) -> None:
+    def __init__(self, policies: Sequence[Policy]) -> None:
         self.policies = list(policies)
         self._by_kind: dict[str, list[Policy]] = {}
 
@@ -294,3 +295,79 @@ class PolicyIndex:
             found = [p for p in self.policies if p.rules_for(kind)]
             self._by_kind[kind] = found
         return found
+
+
+class RequestContext:
+    """What comes with a resource's admission request besides the resource: the environment
+    its policies see, the user, the Namespace labels, and how look-ups see the resource.
+
+    ``operation`` forces the request's operation (a test result's); without it, the values
+    give it per policy (CREATE by default). ``admitting(resource, operation)`` gives the
+    look-ups of one request (on CREATE a cluster does not hold the object yet); without it,
+    the environment's loader serves every request. ``served_versions``: see ``Request``.
+    """
+
+    __slots__ = ("_requests", "admitting", "env", "namespace_labels", "operation", "served_versions", "user")
+
+    def __init__(self, env: Environment | None = None, *, user: UserInfo | None = None,
+                 namespace_labels: NamespaceLabels | None = None, operation: str | None = None,
+                 served_versions: bool = True,
+                 admitting: Callable[[dict, str], ContextLoader] | None = None) -> None:
+        self.env = env or default_environment()
+        self.user = user
+        self.namespace_labels = namespace_labels
+        self.operation = operation
+        self.served_versions = served_versions
+        self.admitting = admitting
+        self._requests: dict[str, Request] = {}
+
+    def with_operation(self, operation: str | None) -> RequestContext:
+        """The same context with every request's operation forced to ``operation`` (None: the values')."""
+        return RequestContext(self.env, user=self.user, namespace_labels=self.namespace_labels, operation=operation,
+                              served_versions=self.served_versions, admitting=self.admitting)
+
+    def request(self, operation: str) -> Request:
+        """The request of ``operation`` (one object per operation: requests differ by it alone)."""
+        found = self._requests.get(operation)
+        if found is None:
+            labels = self.namespace_labels
+            found = self._requests[operation] = (
+                Request(operation, self.user, labels, self.served_versions) if labels is not None
+                else Request(operation, self.user, served_versions=self.served_versions))
+        return found
+
+
+PolicyResults = tuple[Policy, list[RuleResult]]
+
+
+def evaluate_resource(compiled: PolicyIndex, resource: dict, context: RequestContext) -> list[PolicyResults]:
+    """Each policy of ``compiled`` that gives ``resource`` results, with them, in policy order.
+
+    A resource meets the policies indexed under its kind (as the values' subresources make
+    it seen); values that set variables may change the object each policy sees and the
+    request's operation."""
+    env = context.env
+    values = env.values
+    view = values.resource_view(resource)
+    policies = compiled.for_kind(view.kind)
+    if not policies:
+        return []
+    varied = bool(values.global_values or values.resource_values)
+    forced = context.operation
+    admitting = context.admitting
+    admitted: dict[str, Environment] = {}
+    out: list[PolicyResults] = []
+    for policy in policies:
+        seen, seen_view = values.seen_by(policy.name, resource, view) if varied else (resource, view)
+        operation = forced or (values.operation(policy.name, view.name) if varied else "CREATE")
+        if admitting is None:
+            policy_env = env
+        else:
+            found = admitted.get(operation)
+            if found is None:
+                found = admitted[operation] = replace(env, loader=admitting(resource, operation))
+            policy_env = found
+        results = evaluate_policy(policy, seen, context.request(operation), seen_view, policy_env)
+        if results:
+            out.append((policy, results))
+    return out

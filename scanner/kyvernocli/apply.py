@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scanner.engine.environment import make_environment
-from scanner.engine.evaluate import PolicyIndex, evaluate_policy
+from scanner.engine.evaluate import PolicyIndex, RequestContext, evaluate_resource
 from scanner.engine.exceptions import PolicyException
-from scanner.engine.match import Request, UserInfo
+from scanner.engine.match import UserInfo
 from scanner.engine.policy import Policy
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
 from scanner.engine.values import Values, ValuesError
@@ -71,15 +71,12 @@ def apply_policies(policies: list[Policy], resources: list[LoadedResource], *, v
         labels = values.labels_of(namespace)
         return labels if labels is not None else lookup.namespace_labels(namespace)
 
+    # on CREATE, a resource's look-ups do not see it
+    context = RequestContext(env, user=user, namespace_labels=namespace_labels, admitting=lookup.admitting)
     outcome = ApplyOutcome()
     for loaded in resources:
-        view = values.resource_view(loaded.resource)
-        for policy in index.for_kind(view.kind):
-            request = Request(operation=values.operation(policy.name, view.name), user=user,
-                              namespace_labels=namespace_labels)
-            seen, seen_view = values.seen_by(policy.name, loaded.resource, view)
-            admitted = replace(env, loader=lookup.admitting(loaded.resource, request.operation))
-            for result in evaluate_policy(policy, seen, request, seen_view, admitted):
+        for policy, results in evaluate_resource(index, loaded.resource, context):
+            for result in results:
                 if audit_warn and result.status is RuleStatus.FAIL and _policy_action(policy) is FailureAction.AUDIT:
                     result = replace(result, status=RuleStatus.WARN)
                 outcome.evaluated.append((loaded, policy, result))

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from scanner.engine.environment import make_environment
-from scanner.engine.evaluate import evaluate_policy
+from scanner.engine.evaluate import PolicyIndex, RequestContext, evaluate_resource
 from scanner.engine.exceptions import PolicyException
-from scanner.engine.match import Request, UserInfo
+from scanner.engine.match import UserInfo
 from scanner.engine.normalize import normalize_resource, object_problem
 from scanner.engine.policy import Policy
 from scanner.engine.types import RuleResult, reported_status
@@ -219,14 +219,6 @@ def load_suite(path: Path, test: dict) -> Suite:
     return Suite(path, test, policies, resources, values, user, exceptions, warnings, cluster)
 
 
-def _request(suite: Suite, policy: Policy, resource: dict, operation: str | None,
-             labels: Callable[[str], dict | None]) -> Request:
-    name = str((resource.get("metadata") or {}).get("name") or "")
-    op = operation or suite.values.operation(policy.name, name)
-    # as the Kyverno CLI: kinds compared as written (no API server converts older versions)
-    return Request(operation=op, user=suite.user, namespace_labels=labels, served_versions=False)
-
-
 def _has_name(resource: dict, wanted: str) -> bool:
     """``wanted`` is ``name`` (any kind, any namespace) or ``namespace/name``."""
     meta = resource.get("metadata") or {}
@@ -315,15 +307,20 @@ def _compare(suite: Suite) -> list[TestRow]:
                            namespaces=cluster.cluster.namespaces if cluster and cluster.cluster else None,
                            monotonic=time.monotonic)
     now = datetime.now(UTC)
+    # as the Kyverno CLI: kinds compared as written (no API server converts older versions)
+    context = RequestContext(env, user=suite.user, namespace_labels=labels, served_versions=False)
     cache: dict[tuple[int, str, str | None], list[RuleResult]] = {}
     views = {id(r): suite.values.resource_view(r) for r in suite.resources}
+    alone: dict[str, PolicyIndex] = {}
 
     def results_for(policy: Policy, resource: dict, operation: str | None) -> list[RuleResult]:
         key = (id(resource), policy.key, operation)
         if key not in cache:
-            request = _request(suite, policy, resource, operation, labels)
-            seen, view = suite.values.seen_by(policy.name, resource, views[id(resource)])
-            cache[key] = evaluate_policy(policy, seen, request, view, env)
+            index = alone.get(policy.key)
+            if index is None or index.policies[0] is not policy:
+                index = alone[policy.key] = PolicyIndex([policy])
+            found = evaluate_resource(index, resource, context.with_operation(operation or None))
+            cache[key] = found[0][1] if found else []
         return cache[key]
 
     rows: list[TestRow] = []

@@ -21,11 +21,10 @@ from datetime import datetime
 from queue import Full
 from typing import Any
 
-from scanner.engine.environment import Environment, make_environment
-from scanner.engine.evaluate import PolicyIndex, evaluate_policy
+from scanner.engine.environment import make_environment
+from scanner.engine.evaluate import PolicyIndex, RequestContext, evaluate_resource
 from scanner.engine.exceptions import PolicyException
 from scanner.engine.kinds import cluster_scoped_in_cluster
-from scanner.engine.match import Request
 from scanner.engine.policy import Policy
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup, param_kinds
@@ -97,12 +96,12 @@ class _ClusterEvaluation:
     """The environment of the resources of one cluster: its look-ups, Namespace labels and CEL
     parameter objects (none without a lookup)."""
 
-    __slots__ = ("env", "labels", "lookup")
+    __slots__ = ("context", "lookup")
 
     def __init__(self, setup: EvaluationSetup, exceptions: tuple[PolicyException, ...],
                  lookup: ResourceLookup | None) -> None:
         self.lookup = lookup
-        self.env = make_environment(
+        env = make_environment(
             now=lambda: setup.started_at, load_yaml=load_yaml_value, values=setup.values, exceptions=exceptions,
             load_documents=load_yaml_values, loader=lookup, namespaces=lookup.namespaces if lookup else None,
             param_resources=tuple(lookup.objects(param_kinds(setup.policies))) if lookup else (), admission=True,
@@ -113,16 +112,9 @@ class _ClusterEvaluation:
             found = values.labels_of(namespace)
             return found if found is not None or lookup is None else lookup.namespace_labels(namespace)
 
-        self.labels = labels
-
-    def for_request(self, resource: dict, operation: str, known: dict[str, Environment]) -> Environment:
-        """The environment of ``resource``'s request: on CREATE its look-ups do not see it."""
-        if self.lookup is None:
-            return self.env
-        env = known.get(operation)
-        if env is None:
-            env = known[operation] = replace(self.env, loader=self.lookup.admitting(resource, operation))
-        return env
+        # on CREATE, a resource's look-ups do not see it
+        self.context = RequestContext(env, namespace_labels=labels,
+                                      admitting=lookup.admitting if lookup is not None else None)
 
     def scoped(self, resource: Resource) -> Resource:
         """``resource`` as the cluster keeps it: without a namespace (written, or given by default)
@@ -193,28 +185,17 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
     index: PolicyIndex = _WORKER["index"]
     setup: EvaluationSetup = _WORKER["setup"]
     cluster: _ClusterEvaluation = _WORKER["clusters"].get(setup.clusters.get(source, source)) or _WORKER["alone"]
-    env, labels = cluster.env, cluster.labels
-    base_env, admitting = env, cluster.lookup is not None
+    context = cluster.context
     intern = sys.intern
-    values = env.values
-    plain = Request(namespace_labels=labels)  # no per-resource values: one request for all
     resource_rows, result_rows = [], []
     for position, resource in enumerate(resources):
         resource = cluster.scoped(resource)
-        data = resource.data
-        view = values.resource_view(data)
         ident, prov = resource.identity, resource.provenance
         resource_rows.append((prov.source, ident.api_version, ident.kind, ident.name or "", ident.namespace or "",
                               prov.path, prov.document, prov.item, prov.line, prov.commit or "",
                               prov.overlay, "\n".join(prov.patches) or None))
-        known: dict[str, Environment] = {}
-        for policy in index.for_kind(view.kind):
-            request, seen, seen_view = plain, data, view
-            if values.global_values or values.resource_values:
-                request = Request(operation=values.operation(policy.name, view.name), namespace_labels=labels)
-                seen, seen_view = values.seen_by(policy.name, data, view)
-            env = cluster.for_request(data, request.operation, known) if admitting else base_env
-            for r in evaluate_policy(policy, seen, request, seen_view, env):
+        for _policy, results in evaluate_resource(index, resource.data, context):
+            for r in results:
                 # a ResultRow's fields in order; ``_value_``: the member's plain string, without the
                 # enum's ``value`` property; the names are the policy's and rule's own strings, shared
                 result_rows.append((position, r.policy, r.rule, r.status._value_, intern(r.message),
