@@ -140,10 +140,10 @@ class _Evaluation:
         handler, operation = rule.handler, self.request.operation
         if handler in ("pattern", "anyPattern"):
             return None if operation == "DELETE" else run_pattern_rule(rule, self.resource, ctx)
-        if handler == "deny":
-            return run_deny(rule, rule.validate["deny"], ctx())
+        if handler == "deny" and rule.deny is not None:
+            return run_deny(rule, rule.deny, ctx())
         if handler == "foreach":
-            return run_foreach(rule, rule.validate["foreach"], ctx(), self.resource, 0, operation)
+            return run_foreach(rule, rule.foreach, ctx(), self.resource, 0, operation)
         if handler == "podSecurity":
             if operation == "DELETE":
                 return None

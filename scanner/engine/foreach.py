@@ -5,23 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from scanner.engine.budget import active
-from scanner.engine.conditions import ConditionBlock, ConditionError, evaluate_block, parse_conditions
+from scanner.engine.conditions import ConditionError, evaluate_block
 from scanner.engine.context import ContextError, VariableContext
 from scanner.engine.golang.fmt import type_name
 from scanner.engine.jmespath.errors import JMESPathError, UnknownKeyError
-from scanner.engine.memo import built
 from scanner.engine.pattern import CompiledPattern
 from scanner.engine.policy import Rule
+from scanner.engine.rule_parts import ForeachEntry
 from scanner.engine.types import RuleStatus
 from scanner.engine.validate import check_any_pattern, check_pattern, lazy_message, run_deny
-from scanner.engine.variables import SubstitutionError, has_references, has_variables
+from scanner.engine.variables import SubstitutionError
 
 Outcome = tuple[RuleStatus, str, str] | None
 ELEMENT_STEPS = 16  # what one element costs the rule's budget, beside the expressions it runs
 _FAILURES = (SubstitutionError, ConditionError, ContextError, JMESPathError)
 
 
-def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource: dict,
+def run_foreach(rule: Rule, entries: tuple[ForeachEntry, ...], ctx: VariableContext, resource: dict,
                 depth: int, operation: str) -> Outcome:
     """Iterate the foreach entries; the first failing or erroring element decides."""
     counted = 0
@@ -29,7 +29,7 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
     element_key, index_key = f"element{depth}", f"elementIndex{depth}"
     for position, entry in enumerate(entries):
         try:
-            items = ctx.search(str(entry.get("list") or ""))
+            items = ctx.search(entry.list)
         except UnknownKeyError:
             continue
         except _FAILURES as exc:
@@ -39,7 +39,7 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
             items = [items]
         budget = active()
         if len(items) > budget.limits.list_length:
-            budget.check_list(len(items), f"the foreach list {str(entry.get('list') or '')!r}")
+            budget.check_list(len(items), f"the foreach list {entry.list!r}")
         state = ctx.checkpoint()
         charge = budget.charge
         for index, element in enumerate(items):
@@ -47,7 +47,7 @@ def run_foreach(rule: Rule, entries: list[dict], ctx: VariableContext, resource:
                 continue
             charge(ELEMENT_STEPS)
             ctx.restore(state)
-            if entry.get("elementScope") is True and not isinstance(element, dict):
+            if entry.raw.get("elementScope") is True and not isinstance(element, dict):
                 return RuleStatus.ERROR, _scope_error(element), ""
             ctx.set_all({"element": element, element_key: element, "elementIndex": index, index_key: index})
             ctx.foreach_position = (position, index)
@@ -73,53 +73,37 @@ def _scope_error(element: Any) -> str:
             f"that are not maps, expected type=map got type={type_name(element)}")
 
 
-def _foreach_conditions(raw: Any) -> ConditionBlock:
-    return parse_conditions(raw, foreach=True)
-
-
-def _static_pattern(raw: Any) -> CompiledPattern | None:
-    """The compiled pattern when it has no variables or references (else it is built per element)."""
-    return None if has_variables(raw) or has_references(raw) else CompiledPattern(raw)
-
-
-def _static_any_pattern(raw: Any) -> tuple[CompiledPattern, ...] | None:
-    if not isinstance(raw, list) or has_variables(raw) or has_references(raw):
-        return None
-    return tuple(CompiledPattern(p) for p in raw)
-
-
-def _element(rule: Rule, entry: dict, ctx: VariableContext, resource: dict, element: Any,
+def _element(rule: Rule, entry: ForeachEntry, ctx: VariableContext, resource: dict, element: Any,
              depth: int, operation: str) -> Outcome:
-    scoped = isinstance(element, dict) and entry.get("elementScope") is not False
+    raw = entry.raw
+    scoped = isinstance(element, dict) and raw.get("elementScope") is not False
     document = element if scoped else resource
-    ctx.add_entries(entry.get("context"))
-    preconditions = entry.get("preconditions")
-    if preconditions is not None:
+    ctx.add_entries(raw.get("context"))
+    if entry.preconditions is not None:
         try:
-            block = evaluate_block(built(preconditions, _foreach_conditions), ctx.substitute)
+            block = evaluate_block(entry.preconditions.parsed(), ctx.substitute)
         except _FAILURES:
             return None
         if not block.value:
             return None
-    if entry.get("deny") is not None:
-        return run_deny(rule, entry["deny"], ctx)
-    if entry.get("pattern") is not None or entry.get("anyPattern") is not None:
+    if entry.deny is not None:
+        return run_deny(rule, entry.deny, ctx)
+    if raw.get("pattern") is not None or raw.get("anyPattern") is not None:
         if operation == "DELETE" and document is resource:
             return None
         try:
-            if entry.get("pattern") is not None:
-                pattern = (built(entry["pattern"], _static_pattern)
-                           or CompiledPattern(ctx.substitute(entry["pattern"])))
+            if raw.get("pattern") is not None:
+                pattern = entry.pattern or CompiledPattern(ctx.substitute(raw["pattern"]))
                 return check_pattern(rule, pattern, document, lazy_message(rule, ctx))
-            patterns = built(entry["anyPattern"], _static_any_pattern)
+            patterns = entry.any_pattern
             if patterns is None:
-                any_pattern = ctx.substitute(entry["anyPattern"])
+                any_pattern = ctx.substitute(raw["anyPattern"])
                 if not isinstance(any_pattern, list):
                     return RuleStatus.ERROR, "failed to deserialize anyPattern, expected type array", ""
                 patterns = tuple(CompiledPattern(p) for p in any_pattern)
         except _FAILURES as exc:
             return RuleStatus.ERROR, f"variable substitution failed: {exc}", ""
         return check_any_pattern(rule, patterns, document, lazy_message(rule, ctx))
-    if entry.get("foreach") is not None:
-        return run_foreach(rule, entry["foreach"], ctx, resource, depth + 1, operation)
+    if entry.nested is not None:
+        return run_foreach(rule, entry.nested, ctx, resource, depth + 1, operation)
     return None

@@ -215,7 +215,7 @@ class _Entry:
 
 
 class MapNode(Node):
-    __slots__ = ("anchors", "expandable", "plain", "presence", "raw")
+    __slots__ = ("anchors", "expandable", "expansions", "plain", "presence", "raw")
 
     def __init__(self, raw: dict) -> None:
         self.raw = raw
@@ -236,6 +236,8 @@ class MapNode(Node):
         self.plain = list(reversed(front)) + back
         self.presence = [(e.full_key, e.key) for e in anchors if e.anchor in _PRESENCE]
         self.expandable = _has_metadata_tags(raw)
+        # this map expanded against resources' metadata keys, by the keys each expansion used
+        self.expansions: dict[tuple, MapNode] | None = None
 
     def check(self, value: Any, path: str, seen: dict[str, bool]) -> PatternError | None:
         if not isinstance(value, dict):
@@ -454,7 +456,7 @@ def expand_in_metadata(pattern: dict, resource: Any) -> dict:
     return pattern if expanded is None else expanded[0]
 
 
-_EXPANDED_CACHE: dict[tuple[MapNode, tuple], MapNode] = {}  # keyed by the node itself: its id could be reused
+_EXPANSIONS_KEPT = 64  # expansions kept per pattern map (resources repeat a few sets of metadata keys)
 
 
 def _expanded_node(node: MapNode, resource: dict, seen: dict[str, bool]) -> MapNode:
@@ -469,13 +471,14 @@ def _expanded_node(node: MapNode, resource: dict, seen: dict[str, bool]) -> MapN
     if expanded is None:
         return current
     raw, signature = expanded
-    cache_key = (current, signature)
-    result = _EXPANDED_CACHE.get(cache_key)
+    known = current.expansions
+    if known is None:
+        known = current.expansions = {}
+    result = known.get(signature)
     if result is None:
-        result = MapNode(raw)
-        if len(_EXPANDED_CACHE) > 4096:
-            _EXPANDED_CACHE.clear()
-        _EXPANDED_CACHE[cache_key] = result
+        if len(known) >= _EXPANSIONS_KEPT:
+            known.clear()
+        result = known[signature] = MapNode(raw)
     if walk is not None:
         walk[id(node.raw)] = result
     return result

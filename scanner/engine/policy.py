@@ -11,6 +11,7 @@ from scanner.engine.anchor import Anchor, parse_key, unknown_anchor
 from scanner.engine.match import KindSelector, MatchBlock, parse_match_block
 from scanner.engine.pattern import CompiledPattern
 from scanner.engine.policy_checks import FAILURE_ACTIONS, walk_strings
+from scanner.engine.rule_parts import Conditions, ForeachEntry, compile_deny, compile_foreach
 from scanner.engine.selector import LabelSelector, parse_selector
 from scanner.engine.types import FailureAction
 from scanner.errors import Location, PolicyError
@@ -63,6 +64,8 @@ class Rule:
     any_patterns: tuple[CompiledPattern, ...] | None = None
     dynamic_pattern: bool = False
     controller: str | None = None  # "Pod" rules; "controllers"/"CronJob" for autogen rules
+    deny: Conditions | None = None  # the ``deny`` handler's conditions
+    foreach: tuple[ForeachEntry, ...] = ()  # the ``foreach`` handler's entries
     extra: dict[str, Any] = field(default_factory=dict)
     # worked out once (each is wanted per resource): whether the message has variables or
     # references to substitute, and Kyverno's message for a pass
@@ -272,6 +275,10 @@ def compile_rule(
             rule.dynamic_pattern = True
         else:
             rule.pattern = CompiledPattern(validate["pattern"])
+    elif handler == "deny":
+        rule.deny = compile_deny(validate["deny"])
+    elif handler == "foreach":
+        rule.foreach = compile_foreach(validate["foreach"])
     elif handler == "anyPattern":
         any_pattern = validate["anyPattern"]
         if isinstance(any_pattern, list):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scanner.engine.conditions import ConditionError, evaluate_block, parse_conditions
+from scanner.engine.conditions import ConditionError, evaluate_block
 from scanner.engine.context import ContextError, VariableContext
 from scanner.engine.jmespath.errors import JMESPathError
-from scanner.engine.memo import built
 from scanner.engine.pattern import CompiledPattern, PatternOutcome
 from scanner.engine.policy import Rule
+from scanner.engine.rule_parts import Conditions
 from scanner.engine.types import RuleStatus
 from scanner.engine.variables import SubstitutionError
 
@@ -103,11 +103,10 @@ def any_pattern_failure_message(rule: Rule, items: str, message: Message) -> str
     return f"validation error: {msg}{sep}{items}"
 
 
-def run_deny(rule: Rule, deny: Any, ctx: VariableContext) -> Outcome:
+def run_deny(rule: Rule, conditions: Conditions, ctx: VariableContext) -> Outcome:
     """deny: conditions true -> fail with the rule and condition messages (spec 6.3)."""
-    conditions = deny.get("conditions") if isinstance(deny, dict) else None
     try:
-        block = evaluate_block(built(conditions, parse_conditions), ctx.substitute)
+        block = evaluate_block(conditions.parsed(), ctx.substitute)
     except SUBSTITUTION_FAILURES as exc:
         return RuleStatus.ERROR, f"failed to check deny conditions: {exc}", ""
     if not block.value:
