@@ -11,8 +11,8 @@ import click
 
 from scanner.engine.golang import fmt as gofmt
 from scanner.engine.jmespath.dialect import Evaluator, compile_expression
-from scanner.engine.jmespath.errors import JMESPathError
 from scanner.engine.jmespath.functions import build_functions, custom_specs
+from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.errors import Location, ManifestError, ScannerError
 from scanner.yamldoc import load_documents, load_yaml_value
 

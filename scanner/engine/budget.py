@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from scanner.engine.types import EngineError
+
 CHECK_EVERY = 1024  # steps between two looks at the clock
 
 
@@ -45,7 +47,7 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
-class BudgetExceededError(Exception):
+class BudgetExceededError(EngineError):
     """A rule evaluation went past one of its limits (``limit`` names which)."""
 
     def __init__(self, limit: str, message: str) -> None:

@@ -21,9 +21,10 @@ from scanner.engine.dotted import set_path, split_dotted
 from scanner.engine.golang.fmt import sprint, to_json, type_name
 from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath.dialect import Evaluator, compile_expression
-from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.kinds import plural
 from scanner.engine.match import UserInfo
+from scanner.engine.types import EngineError
 from scanner.engine.values import ForeachValues, foreach_element_values
 from scanner.engine.variables import SubstitutionError, resolve_references, substitute_all
 
@@ -40,7 +41,7 @@ _IMAGE_KINDS = {
 }
 
 
-class ContextError(Exception):
+class ContextError(EngineError):
     """A context entry could not be loaded; the message names the entry."""
 
 

@@ -10,6 +10,7 @@ from scanner.engine import wildcard
 from scanner.engine.conditions import ConditionBlock, evaluate_block, parse_conditions
 from scanner.engine.match import MatchBlock, Request, ResourceView, parse_match_block
 from scanner.engine.policy import InvalidPolicyError
+from scanner.engine.types import EngineError
 from scanner.errors import PolicyError
 
 EXCEPTION_API_VERSIONS = ("kyverno.io/v2", "kyverno.io/v2beta1", "kyverno.io/v2alpha1")
@@ -58,7 +59,7 @@ class PolicyException:
             return False
         try:
             return evaluate_block(self.conditions, substitute).value
-        except Exception:
+        except EngineError:  # conditions that cannot be evaluated do not except the resource
             return False
 
 

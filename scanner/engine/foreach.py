@@ -8,7 +8,7 @@ from scanner.engine.budget import active
 from scanner.engine.conditions import ConditionError, evaluate_block
 from scanner.engine.context import ContextError, VariableContext
 from scanner.engine.golang.fmt import type_name
-from scanner.engine.jmespath.errors import JMESPathError, UnknownKeyError
+from scanner.engine.jmespath.interpreter import JMESPathError, UnknownKeyError
 from scanner.engine.pattern import CompiledPattern
 from scanner.engine.policy import Rule
 from scanner.engine.rule_parts import ForeachEntry

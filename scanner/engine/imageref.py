@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from scanner.engine.types import EngineError
+
 DEFAULT_REGISTRY = "docker.io"
 
 _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
@@ -34,7 +36,7 @@ _GO_DIGEST = re.compile(r"[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+", re.ASC
 _LOWER_HEX = re.compile(r"[a-f0-9]+", re.ASCII)
 
 
-class ImageReferenceError(ValueError):
+class ImageReferenceError(EngineError, ValueError):
     """An image string that is not a valid reference."""
 
 

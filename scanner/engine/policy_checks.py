@@ -10,7 +10,7 @@ from typing import Any
 from scanner.engine import wildcard
 from scanner.engine.conditions import OPERATORS
 from scanner.engine.jmespath.dialect import compile_expression
-from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.interpreter import JMESPathError
 
 _VARIABLE = re.compile(r"(?<!\\)\{\{(.*?)\}\}", re.DOTALL)
 _RULE_TYPES = ("validate", "mutate", "generate", "verifyImages")

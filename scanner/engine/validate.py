@@ -7,7 +7,7 @@ from typing import Any
 
 from scanner.engine.conditions import ConditionError, evaluate_block
 from scanner.engine.context import ContextError, VariableContext
-from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.pattern import CompiledPattern, PatternOutcome
 from scanner.engine.policy import Rule
 from scanner.engine.rule_parts import Conditions

@@ -8,6 +8,7 @@ from typing import Any
 
 from scanner.engine.dotted import set_path, split_dotted
 from scanner.engine.match import ResourceView, UserInfo
+from scanner.engine.types import EngineError
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,7 @@ def foreach_element_values(values: ForeachValues, block: int, element: int) -> d
     return {name: seq[element] for name, seq in by_name.items() if element < len(seq)}
 
 
-class ValuesError(ValueError):
+class ValuesError(EngineError, ValueError):
     """A values or user info document has the wrong shape; the message names the field and
     ``pointer`` is its JSON pointer in the document."""
 

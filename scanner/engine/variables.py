@@ -18,6 +18,7 @@ from scanner.engine.budget import BudgetExceededError, active, text_size
 from scanner.engine.golang import path as gopath
 from scanner.engine.golang.fmt import format_fixed6, is_number, sprint, to_json
 from scanner.engine.operators import EQUAL, operator_of
+from scanner.engine.types import EngineError
 
 _BODY = r"(?:\{[^{}]*\}|[^{}])*"
 # a variable, with the character before it (not a backslash) unless it starts the text
@@ -38,7 +39,7 @@ def _escape(key: str) -> str:
     return key.replace("/", "\\/")
 
 
-class SubstitutionError(Exception):
+class SubstitutionError(EngineError):
     """A variable or reference could not be resolved; the message follows Kyverno's wording."""
 
     def __init__(self, message: str, *, expression: str | None = None, path: str | None = None):

@@ -29,7 +29,7 @@ from scanner.engine.context import ContextError, VariableContext, compute_images
 from scanner.engine.dotted import set_path, split_dotted
 from scanner.engine.golang.fmt import text as go_text
 from scanner.engine.jmespath.dialect import default_evaluator
-from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.match import UserInfo
 from scanner.engine.variables import SubstitutionError
 

@@ -30,8 +30,8 @@ import pytest
 from scanner.engine.context import compute_images
 from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath.dialect import Evaluator, compile_expression
-from scanner.engine.jmespath.errors import JMESPathError
 from scanner.engine.jmespath.functions import build_functions
+from scanner.engine.jmespath.interpreter import JMESPathError
 
 DIGEST_DEAD = "sha256:dead07b4d8ed7e29e98de0f4504d87e8880d4347859d839686a31da35a3b532f"
 FF64 = "f" * 64

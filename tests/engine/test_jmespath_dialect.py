@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from scanner.engine.jmespath.dialect import compile_expression, default_evaluator
-from scanner.engine.jmespath.errors import JMESPathError, UnknownKeyError
+from scanner.engine.jmespath.interpreter import JMESPathError, UnknownKeyError
 
 DATA: dict[str, Any] = {
     "a": {"b": None, "s": "text", "n": 3, "list": [{"x": 1}, {"y": 2}], "nested": [[1], [2]]},

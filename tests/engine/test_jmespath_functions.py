@@ -12,8 +12,8 @@ import pytest
 
 from scanner.engine.golang.regexp import compile_re2
 from scanner.engine.jmespath.dialect import Evaluator, compile_expression
-from scanner.engine.jmespath.errors import JMESPathError
 from scanner.engine.jmespath.functions import build_functions, custom_specs
+from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.jmespath.random_strings import translate
 from scanner.engine.jmespath.x509 import decode_pem
 from scanner.errors import ManifestError

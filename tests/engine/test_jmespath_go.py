@@ -38,8 +38,8 @@ from typing import Any
 import pytest
 
 from scanner.engine.jmespath.dialect import Evaluator, compile_expression
-from scanner.engine.jmespath.errors import JMESPathError
 from scanner.engine.jmespath.functions import build_functions, custom_specs
+from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.jmespath.registry import FunctionSpec
 
 EVALUATOR = Evaluator(build_functions())

@@ -19,7 +19,7 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from scanner.engine.cel import kubernetes as cel_kubernetes
 from scanner.engine.cel import regex as cel_regex
-from scanner.engine.types import RuleStatus
+from scanner.engine.types import EngineError, RuleStatus
 
 # the root variables of an admission-policy expression (spec 12.2); ``authorizer`` is left
 # undeclared, so that every use of it is reported as not supported
@@ -60,7 +60,7 @@ _TWO_VARIABLE_COMPREHENSION = re.compile(
 STRINGS_VERSION = 2
 
 
-class CelCompileError(Exception):
+class CelCompileError(EngineError):
     """A CEL expression of a policy does not compile; ``pointer`` is its JSON pointer."""
 
     def __init__(self, message: str, pointer: str = "") -> None:
@@ -188,7 +188,7 @@ def activation(data: dict[str, Any]) -> Any:
     return environment().Activation(bound)
 
 
-class CelUnsupportedError(Exception):
+class CelUnsupportedError(EngineError):
     """An expression met, at run time, a value a Kubernetes CEL library function cannot
     handle exactly on this runtime (see ``cel_kubernetes``)."""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from scanner.engine.types import EngineError
+
 # prefixes of identifiers the rewrites introduce; policy text may not use them
 VARIABLE_PREFIX = "__kyverno_var_"
 ORVALUE_PREFIX = "__kyverno_or_"
@@ -29,7 +31,7 @@ _TOKEN = re.compile(
 )
 
 
-class CelSyntaxError(ValueError):
+class CelSyntaxError(EngineError, ValueError):
     """The text has a character sequence that is no CEL token."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from scanner.engine.golang.time import quote
+from scanner.engine.types import EngineError
 
 NANOSECOND = 1
 MICROSECOND = 1000
@@ -26,7 +27,7 @@ _UNITS = {
 _LIMIT = 1 << 63  # Go's ParseDuration accumulates in uint64 and allows up to 2**63
 
 
-class DurationError(ValueError):
+class DurationError(EngineError, ValueError):
     """A text Go's ``time.ParseDuration`` rejects; the message is Go's."""
 
 

@@ -22,6 +22,8 @@ from functools import lru_cache
 import re2 as _google_re2
 from re2 import _re2 as _native
 
+from scanner.engine.types import EngineError
+
 _UNANCHORED = _google_re2._Anchor.UNANCHORED
 _NO_MATCH = (-1, -1)
 _OPTIONS = _google_re2.Options()
@@ -31,7 +33,7 @@ _BOOL_OPTIONS.log_errors = False
 _BOOL_OPTIONS.never_capture = True
 
 
-class RegexError(ValueError):
+class RegexError(EngineError, ValueError):
     """A pattern Go's regexp package rejects, or one RE2 cannot hold ("not supported")."""
 
 

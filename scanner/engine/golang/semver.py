@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from scanner.engine.types import EngineError
+
 _NUM = r"(0|[1-9]\d*)"
 _IDENT = r"[0-9A-Za-z-]+"
 _SEMVER = re.compile(
@@ -54,7 +56,7 @@ _NO_SPLIT_AFTER = b"<>="
 _INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
 
 
-class RangeError(ValueError):
+class RangeError(EngineError, ValueError):
     """A version range in blang/semver syntax could not be parsed."""
 
 

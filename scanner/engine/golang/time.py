@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from scanner.engine.types import EngineError
+
 NS = 1_000_000_000
 RFC3339 = "2006-01-02T15:04:05Z07:00"
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
@@ -17,7 +19,7 @@ _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satu
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-class TimeParseError(ValueError):
+class TimeParseError(EngineError, ValueError):
     """Text that does not match a Go layout."""
 
 
@@ -126,17 +128,17 @@ _ZONE_FIELDS = {
 }
 
 
-class _Bad(Exception):
+class _Bad(EngineError):
     """A value element that does not match its layout element (Go's ``errBad``)."""
 
 
-class _Mismatch(Exception):
+class _Mismatch(EngineError):
     def __init__(self, value_elem: str, layout_elem: str) -> None:
         super().__init__(value_elem, layout_elem)
         self.value_elem, self.layout_elem = value_elem, layout_elem
 
 
-class _Range(Exception):
+class _Range(EngineError):
     """A value out of range; the text follows the quoted value in Go's message."""
 
 

@@ -15,10 +15,11 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from scanner.engine.budget import active
-from scanner.engine.jmespath.errors import JMESPathError, UnknownKeyError
 from scanner.engine.jmespath.interpreter import (
     _ORDERING,
+    JMESPathError,
     KyvernoInterpreter,
+    UnknownKeyError,
     _is_false,
     _is_number,
     deep_equal,

@@ -18,9 +18,8 @@ from jmespath import visitor
 
 from scanner.engine.golang import fmt as gofmt
 from scanner.engine.jmespath.compiler import compile_closure
-from scanner.engine.jmespath.errors import JMESPathError
 from scanner.engine.jmespath.functions import FUNCTION_NAMES, build_functions
-from scanner.engine.jmespath.interpreter import KyvernoInterpreter
+from scanner.engine.jmespath.interpreter import JMESPathError, KyvernoInterpreter
 
 
 class Expression:

@@ -17,7 +17,23 @@ from typing import Any
 from jmespath import visitor
 
 from scanner.engine.budget import active
-from scanner.engine.jmespath.errors import JMESPathError, UnknownKeyError
+from scanner.engine.types import EngineError
+
+
+class JMESPathError(EngineError):
+    """An expression that cannot be parsed, names an unknown function, or fails to evaluate."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UnknownKeyError(JMESPathError):
+    """Kyverno's "not found" error: a key absent from an object on a propagating path."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f'Unknown key "{key}" in path')
+        self.key = key
 
 
 def _is_number(value: Any) -> bool:

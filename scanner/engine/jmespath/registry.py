@@ -17,7 +17,7 @@ from jmespath import functions as jp_functions
 
 from scanner.engine.budget import active
 from scanner.engine.golang import fmt as gofmt
-from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.jmespath.limits import GROWTH_CHECKS, argument_cost
 
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {

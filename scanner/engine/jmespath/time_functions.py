@@ -9,7 +9,7 @@ from typing import Any
 
 from scanner.engine.golang import time as gotime
 from scanner.engine.golang.duration import DurationError, format_duration, parse_duration_strict
-from scanner.engine.jmespath.errors import JMESPathError
+from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.jmespath.registry import FunctionSpec, error
 
 Clock = Callable[[], datetime]

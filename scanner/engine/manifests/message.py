@@ -20,6 +20,7 @@ from scanner.engine.manifests.diff import flatten, printed
 from scanner.engine.manifests.ignore import DEFAULT_DOMAIN, is_ignored
 from scanner.engine.manifests.signature import decode_go_base64
 from scanner.engine.match import string_map
+from scanner.engine.types import EngineError
 from scanner.errors import ScannerError
 
 DocumentLoader = Callable[[str], list[Any]]
@@ -30,7 +31,7 @@ MAX_BLOB_BYTES = 16 * 1024 * 1024
 """Bound on a decompressed message or tarball, so a small annotation cannot expand without limit."""
 
 
-class _TooLarge(ValueError):
+class _TooLarge(EngineError, ValueError):
     pass
 
 

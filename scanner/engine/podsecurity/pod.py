@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.engine.golang.fmt import format_json_number
+from scanner.engine.types import EngineError
 
 _CONTROLLER_KINDS = frozenset(
     {"DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController"}
 )
 
 
-class PodDecodeError(Exception):
+class PodDecodeError(EngineError):
     """The resource cannot be read as a pod (wrong kind or a wrongly typed field)."""
 
 
