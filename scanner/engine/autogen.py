@@ -60,7 +60,7 @@ def _filters(block: Any) -> list[dict]:
 
 
 def _kinds(f: dict) -> list[str]:
-    res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
+    res = found if isinstance(found := f.get("resources"), dict) else {}
     return [k for k in (res.get("kinds") or []) if isinstance(k, str)]
 
 
@@ -87,7 +87,7 @@ def _is_pod(kind: str) -> bool:
 
 def _blocks_autogen(f: dict) -> bool:
     """A name, names, selector or annotations condition, or Pod mixed with other kinds."""
-    res = f.get("resources") if isinstance(f.get("resources"), dict) else {}
+    res = found if isinstance(found := f.get("resources"), dict) else {}
     if res.get("name") or res.get("names") or res.get("selector") is not None or res.get("annotations") is not None:
         return True
     kinds = _kinds(f)

@@ -70,7 +70,7 @@ def admission_fields(resource: dict, operation: str) -> dict[str, Any]:
     webhook puts under ``request`` beside the object, namespace, operation and user, as the API
     server fills them for ``resource`` (empty fields are left out, as Go's ``omitempty`` does).
     The ``kyverno`` CLI sets none of them."""
-    meta = resource.get("metadata") if isinstance(resource.get("metadata"), dict) else {}
+    meta = found if isinstance(found := resource.get("metadata"), dict) else {}
     api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
     group, _, version = api_version.rpartition("/")
     gvk = {"group": group, "version": version, "kind": kind}
@@ -213,7 +213,7 @@ class VariableContext:
         policy_namespace: str = "",
         admission: bool = False,
     ) -> VariableContext:
-        meta = resource.get("metadata") if isinstance(resource.get("metadata"), dict) else {}
+        meta = found if isinstance(found := resource.get("metadata"), dict) else {}
         request: dict[str, Any] = {"operation": operation, "namespace": meta.get("namespace") or ""}
         if admission:
             request.update(admission_fields(resource, operation))

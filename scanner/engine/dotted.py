@@ -8,7 +8,9 @@ from typing import Any
 
 def split_dotted(key: str) -> list[str]:
     """Split a values key on dots; a double-quoted segment may contain dots (spec 7.6)."""
-    parts, buf, quoted = [], [], False
+    parts: list[str] = []
+    buf: list[str] = []
+    quoted = False
     for ch in key:
         if ch == '"':
             quoted = not quoted

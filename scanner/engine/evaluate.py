@@ -117,8 +117,8 @@ class _Evaluation:
                 except SUBSTITUTION_FAILURES as exc:
                     return RuleStatus.ERROR, f"failed to evaluate preconditions: {exc}", ""
                 if not result.value:
-                    extra = f"; {result.message}" if result.messages else ""
-                    return RuleStatus.SKIP, f"preconditions not met{extra}", ""
+                    detail = f"; {result.message}" if result.messages else ""
+                    return RuleStatus.SKIP, f"preconditions not met{detail}", ""
             skip, extra, keys = self._excepted(rule, ctx)
             return skip or self._handler(rule, lambda: ctx, extra, keys)
         finally:

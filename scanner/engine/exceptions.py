@@ -71,13 +71,13 @@ def is_exception_document(doc: Any) -> bool:
 def parse_exception(doc: dict) -> PolicyException:
     """Validate and compile one PolicyException; raises ``InvalidPolicyError`` with located problems."""
     problems: list[tuple[str, str]] = []
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = found if isinstance(found := doc.get("metadata"), dict) else {}
     name = str(meta.get("name") or "")
     if doc.get("apiVersion") not in EXCEPTION_API_VERSIONS:
         problems.append(("/apiVersion", f"unsupported apiVersion {doc.get('apiVersion')!r} for a PolicyException"))
     if not name:
         problems.append(("/metadata/name", "metadata.name is required"))
-    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    spec = found if isinstance(found := doc.get("spec"), dict) else {}
     entries = []
     raw_entries = spec.get("exceptions")
     if not isinstance(raw_entries, list):

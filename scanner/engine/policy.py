@@ -229,7 +229,7 @@ def compile_rule(
     exclude = None
     if raw.get("exclude") is not None:
         exclude = parse_match_block(raw.get("exclude"), problems, pointer + "/exclude", require_kinds=False)
-    validate = raw.get("validate") if isinstance(raw.get("validate"), dict) else {}
+    validate = given if isinstance(given := raw.get("validate"), dict) else {}
     handler = _handler_of(validate) if validate else None
     message = validate.get("message")
     rule = Rule(
@@ -395,7 +395,7 @@ def parse_policy(doc: Any) -> Policy:
     problems: list[tuple[str, str]] = []
     if not isinstance(doc, dict):
         raise InvalidPolicyError("<unnamed>", [("", "a policy must be an object")])
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = found if isinstance(found := doc.get("metadata"), dict) else {}
     name = meta.get("name")
     display = name if isinstance(name, str) and name else "<unnamed>"
     if doc.get("apiVersion") not in POLICY_API_VERSIONS:
@@ -444,7 +444,7 @@ def parse_policy(doc: Any) -> Policy:
         if not policy_checks.check_rule_shape(raw, problems, rp, seen_names):
             continue
         policy_checks.check_context(raw.get("context"), problems, rp + "/context")
-        validate = raw.get("validate") if isinstance(raw.get("validate"), dict) else {}
+        validate = found if isinstance(found := raw.get("validate"), dict) else {}
         for where, entries in _nested_context_holders(raw):  # only decoded by Kyverno: their shape
             for path, fe in entries:
                 policy_checks.check_context(fe.get("context"), problems, f"{rp}/{where}/{path}/context",
@@ -518,7 +518,7 @@ def parse_policy(doc: Any) -> Policy:
 def _nested_context_holders(rule: dict) -> list[tuple[str, list[tuple[str, dict]]]]:
     """The foreach entries (nested ones included) and mutate targets of a rule, which may hold context
     entries, by the part of the rule they are in."""
-    validate, mutate, generate = (rule.get(k) if isinstance(rule.get(k), dict) else {}
+    validate, mutate, generate = (found if isinstance(found := rule.get(k), dict) else {}
                                   for k in ("validate", "mutate", "generate"))
     targets = mutate.get("targets")
     return [

@@ -79,9 +79,9 @@ def check_conditions(raw: Any, problems: Problems, pointer: str, *, any_all_only
             return
         blocks = [(pointer, raw)]
     elif isinstance(raw, dict):
-        unknown = set(raw) - {"any", "all"}
-        if unknown:
-            problems.append((pointer, f"unknown condition block field {sorted(unknown)[0]!r}"))
+        extra_fields = set(raw) - {"any", "all"}
+        if extra_fields:
+            problems.append((pointer, f"unknown condition block field {sorted(extra_fields)[0]!r}"))
         blocks = [(f"{pointer}/{k}", raw[k]) for k in ("any", "all") if raw.get(k) is not None]
     else:
         problems.append((pointer, "conditions must be a list or an object with any/all"))
@@ -434,7 +434,7 @@ def _only_metadata(pattern: Any) -> bool:
 
 def _wildcard_rule_problem(rule: dict) -> str | None:
     """Why a rule matching every kind (``*``) is not allowed, if it is not."""
-    validate = rule.get("validate") if isinstance(rule.get("validate"), dict) else {}
+    validate = found if isinstance(found := rule.get("validate"), dict) else {}
     if rule.get("generate") or rule.get("verifyImages") or validate.get("foreach") is not None:
         return "wildcard policy does not support rule type"
     any_pattern = validate.get("anyPattern")

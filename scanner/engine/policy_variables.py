@@ -66,7 +66,7 @@ def _declared_by(entries: Any) -> Declared:
 def declared_variables(rule: dict) -> Declared:
     """The names ``buildContext`` adds for ``rule`` (nested foreach entries are not looked at)."""
     declared = _declared_by(rule.get("context"))
-    validate, mutate, generate = (rule.get(k) if isinstance(rule.get(k), dict) else {}
+    validate, mutate, generate = (found if isinstance(found := rule.get(k), dict) else {}
                                   for k in ("validate", "mutate", "generate"))
     for entry in (*_entries(validate.get("foreach")), *_entries(mutate.get("foreach")),
                   *_entries(mutate.get("targets")), *_entries(generate.get("foreach"))):
@@ -99,7 +99,7 @@ def _variable_allowed(expr: str, allowed: re.Pattern[str], patterns: list[str]) 
     if known(query) or query.lstrip("(! \t").startswith(("'", "`")):
         return True  # Kyverno refuses a literal-led expression too; it is kept valid here (a safe difference)
     multi = _MULTI_SELECT.match(query)
-    return bool(multi) and all(known(i.strip()) for i in multi.group(1).split(",") if i.strip())
+    return multi is not None and all(known(i.strip()) for i in multi.group(1).split(",") if i.strip())
 
 
 def checked_body(rule: dict) -> dict:
@@ -169,12 +169,12 @@ def _check_targets(rule: dict, problems: Problems, pointer: str, background: boo
 
 def _check_forbidden_sections(rule: dict, problems: Problems, pointer: str) -> None:
     """``ruleForbiddenSectionsHaveVariables``: no variables in a JSON patch path or an image reference."""
-    mutate = rule.get("mutate") if isinstance(rule.get("mutate"), dict) else {}
+    mutate = found if isinstance(found := rule.get("mutate"), dict) else {}
     patch = mutate.get("patchesJson6902")
     if isinstance(patch, str) and "{{" in patch and _patch_path_has_variables(patch):
         problems.append((f"{pointer}/mutate/patchesJson6902",
                          f'rule "{rule.get("name")}" should not have variables in patchesJSON6902 path section'))
-    for i, image in enumerate(rule.get("verifyImages") if isinstance(rule.get("verifyImages"), list) else []):
+    for i, image in enumerate(found if isinstance(found := rule.get("verifyImages"), list) else []):
         if not isinstance(image, dict):
             continue
         refs = image.get("imageReferences")

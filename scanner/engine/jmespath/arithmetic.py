@@ -187,7 +187,7 @@ def _go_round(value: float) -> float:
     """Go ``math.Round``: half away from zero; infinities and NaN unchanged."""
     if not math.isfinite(value):
         return value
-    t = math.trunc(value)
+    t: float = math.trunc(value)
     if abs(value - t) >= 0.5:
         t += math.copysign(1.0, value)
     return float(t)

@@ -64,7 +64,8 @@ def _type_name(value: Any) -> str:
         return "bool"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), type(value).__name__)
 
 
 class KyvernoFunctions(jp_functions.Functions):

@@ -155,8 +155,8 @@ def _ecdsa_why(key: ec.EllipticCurvePublicKey, signature: bytes, blob: bytes) ->
     if not signature or len(signature) > 132 or len(signature) % 2:
         return "ecdsa: Invalid IEEE_P1363 encoded bytes"
     half = len(signature) // 2
-    r, s = int.from_bytes(signature[:half], "big"), int.from_bytes(signature[half:], "big")
-    if not _ecdsa_ok(key, r, s, blob):
+    r_value, s_value = int.from_bytes(signature[:half], "big"), int.from_bytes(signature[half:], "big")
+    if not _ecdsa_ok(key, r_value, s_value, blob):
         return "invalid signature when validating IEEE_P1363 encoded signature"
     return None
 

@@ -10,7 +10,7 @@ an ``error`` result when the entry is reached.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from scanner.engine.manifests.ignore import IgnoreBinding, ObjectSelector, default_bindings
 from scanner.engine.manifests.message import domain_of
@@ -59,7 +59,7 @@ class CompiledManifests:
     repository: str = ""
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int | float]:
     return (isinstance(value, int) and not isinstance(value, bool)) or (
         isinstance(value, float) and value.is_integer())
 
@@ -171,7 +171,7 @@ def _verifier(raw: dict) -> Verifier:
 
 
 def _compile_entries(raw: dict) -> list[CompiledEntry]:
-    annotations = raw.get("annotations") if isinstance(raw.get("annotations"), dict) else {}
+    annotations = found if isinstance(found := raw.get("annotations"), dict) else {}
     common: dict[str, Any] = {
         "annotations": tuple((str(k), str(v)) for k, v in annotations.items()),
         "repository": raw.get("repository") if isinstance(raw.get("repository"), str) else "",
@@ -195,7 +195,7 @@ def _compile_entries(raw: dict) -> list[CompiledEntry]:
 
 def _compile_set(raw: dict) -> CompiledSet:
     count = raw.get("count")
-    entries = raw.get("entries") if isinstance(raw.get("entries"), list) else []
+    entries = found if isinstance(found := raw.get("entries"), list) else []
     return CompiledSet(
         int(count) if _is_int(count) and count != 0 else None,
         tuple(e for entry in entries if isinstance(entry, dict) for e in _compile_entries(entry)),

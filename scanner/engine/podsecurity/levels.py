@@ -159,7 +159,7 @@ def _probe_pod(exclude: dict[str, Any], metadata: dict[str, Any], spec: dict[str
         probe_spec.pop("initContainers", None)
         probe_spec.pop("ephemeralContainers", None)
         return copy.deepcopy(metadata), probe_spec, False
-    probe_meta = {k: metadata[k] for k in ("name", "namespace") if k in metadata}
+    probe_meta: dict[str, Any] = {k: metadata[k] for k in ("name", "namespace") if k in metadata}
     probe_spec = {}
     for key in _CONTAINER_KEYS:
         matching = [c for c in spec.get(key) or []

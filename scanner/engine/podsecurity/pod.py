@@ -207,6 +207,8 @@ def _mapping(value: Any, struct: str, path: str) -> dict[str, Any]:
 def extract_pod(resource: dict[str, Any]) -> ExtractedPod:
     """Pod metadata and spec of a Pod or pod controller, type-checked like Kyverno's decoding."""
     kind = resource.get("kind")
+    meta_path: tuple[str, ...]
+    spec_path: tuple[str, ...]
     if kind == "Pod":
         root, meta_path, spec_path = "Pod", ("metadata",), ("spec",)
     elif kind in _CONTROLLER_KINDS:
