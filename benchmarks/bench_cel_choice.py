@@ -11,7 +11,7 @@ Candidates, each used as the library offers it, with no Kyverno-specific help:
 ``celpy`` (cel-python), ``cel`` (common-expression-language, cel-rust bindings) and
 ``cel-expr-python`` (the CEL C++ runtime with its optional and strings extensions).
 Variables are evaluated eagerly and handed over as a ``variables`` map; a failing
-variable is left out. The ``scanner`` row is ``scanner.engine.cel.rule`` (cel-expr-python plus
+variable is left out. The ``scanner`` row is ``scanner.engine.cel.subrule`` (cel-expr-python plus
 the lazy ``cel.bind`` variables and the Kyverno ``orValue`` rewrite).
 Resources are given with integers as floats, as Kyverno's CLI does.
 """
@@ -193,7 +193,7 @@ def _raw_status(adapter: Adapter, case: CelCase) -> str:
 
 
 def _scanner_status(case: CelCase) -> str:
-    from scanner.engine.cel.rule import CelCompileError, compile_cel_rule, evaluate_cel_rule
+    from scanner.engine.cel.subrule import CelCompileError, compile_cel_rule, evaluate_cel_rule
 
     try:
         rule = compile_cel_rule(
@@ -229,7 +229,7 @@ def _rate(fn: Callable[[], Any], seconds: float) -> float:
 
 def _speed(adapter: Adapter | None, seconds: float) -> float:
     if adapter is None:
-        from scanner.engine.cel.rule import compile_cel_rule, evaluate_cel_rule
+        from scanner.engine.cel.subrule import compile_cel_rule, evaluate_cel_rule
 
         rule = compile_cel_rule(
             {"expressions": [{"expression": TYPICAL}]}, validate_message="", preconditions=None
@@ -284,7 +284,7 @@ def main() -> None:
               f"{met:>4}/{len(cases)} {100 * met / len(cases):5.1f}%{speed:>14,.0f}")  # fmt: skip
     met = sum(_scanner_status(c) == c.expected for c in cases)
     speed = _speed(None, args.seconds)
-    print(f"{'scanner.engine.cel.rule':<28}{_version('cel-expr-python'):<10}{'':<16}"
+    print(f"{'scanner.engine.cel.subrule':<28}{_version('cel-expr-python'):<10}{'':<16}"
           f"{met:>4}/{len(cases)} {100 * met / len(cases):5.1f}%{speed:>14,.0f}")  # fmt: skip
     for dist, gaps in gaps_by_lib.items():
         print(f"\n{dist}: {len(gaps)} texts do not compile; first {args.gaps}:")

@@ -19,7 +19,8 @@ from scanner.engine.foreach import run_foreach
 from scanner.engine.kinds import is_cluster_scoped
 from scanner.engine.match import NamespaceLabels, Request, ResourceView, UserInfo, is_excluded
 from scanner.engine.podsecurity.levels import evaluate_pod_security
-from scanner.engine.policy import ActionOverride, Policy, Rule
+from scanner.engine.policy import Policy
+from scanner.engine.rule import ActionOverride, Rule
 from scanner.engine.selector import parse_selector
 from scanner.engine.types import FailureAction, RuleResult, RuleStatus
 from scanner.engine.validate import SUBSTITUTION_FAILURES, Outcome, run_deny, run_pattern_rule
@@ -164,7 +165,7 @@ class _Evaluation:
 
     def _cel(self, rule: Rule) -> Outcome:
         from scanner.engine.cel.params import plan_param_lookup
-        from scanner.engine.cel.rule import evaluate_cel_rule  # the CEL runtime loads only when used
+        from scanner.engine.cel.subrule import evaluate_cel_rule  # the CEL runtime loads only when used
 
         compiled = rule.extra["cel"]
         view, operation = self.view, self.request.operation

@@ -10,7 +10,7 @@ from scanner.engine.context import ContextError, VariableContext
 from scanner.engine.golang.fmt import type_name
 from scanner.engine.jmespath.interpreter import JMESPathError, UnknownKeyError
 from scanner.engine.pattern import CompiledPattern
-from scanner.engine.policy import Rule
+from scanner.engine.rule import Rule
 from scanner.engine.rule_parts import ForeachEntry
 from scanner.engine.types import RuleStatus
 from scanner.engine.validate import check_any_pattern, check_pattern, lazy_message, run_deny

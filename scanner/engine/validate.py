@@ -9,7 +9,7 @@ from scanner.engine.conditions import ConditionError, evaluate_block
 from scanner.engine.context import ContextError, VariableContext
 from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.pattern import CompiledPattern, PatternOutcome
-from scanner.engine.policy import Rule
+from scanner.engine.rule import Rule
 from scanner.engine.rule_parts import Conditions
 from scanner.engine.types import RuleStatus
 from scanner.engine.variables import SubstitutionError

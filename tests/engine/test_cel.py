@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scanner.engine.cel.rewrite import apply_orvalue_compat
-from scanner.engine.cel.rule import (
+from scanner.engine.cel.subrule import (
     CelCompileError,
     CelParamSpec,
     compile_cel_rule,

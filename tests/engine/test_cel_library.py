@@ -11,7 +11,7 @@ from functools import cache
 
 import pytest
 
-from scanner.engine.cel.rule import (
+from scanner.engine.cel.subrule import (
     CompiledCelRule,
     compile_cel_rule,
     evaluate_cel_rule,

@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from scanner.engine.context import ContextError, VariableContext, compute_images
+from scanner.engine.context import ContextError, VariableContext
+from scanner.engine.context_images import compute_images
 from scanner.engine.dotted import set_path, split_dotted
 from scanner.engine.golang.fmt import text as go_text
 from scanner.engine.jmespath.dialect import default_evaluator

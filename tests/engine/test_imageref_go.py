@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import pytest
 
-from scanner.engine.context import compute_images
+from scanner.engine.context_images import compute_images
 from scanner.engine.imageref import ImageReferenceError, parse_image
 from scanner.engine.jmespath.dialect import Evaluator, compile_expression
 from scanner.engine.jmespath.functions import build_functions

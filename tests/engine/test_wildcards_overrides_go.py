@@ -22,8 +22,10 @@ from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import evaluate_policy, resolve_action
 from scanner.engine.exceptions import parse_exception
 from scanner.engine.match import KindSelector, Request, ResourceFilter, ResourceView, UserInfo
-from scanner.engine.pattern import CompiledPattern, expand_in_metadata
-from scanner.engine.policy import InvalidPolicyError, Policy, parse_overrides, parse_policy
+from scanner.engine.metadata_expansion import expand_in_metadata
+from scanner.engine.pattern import CompiledPattern
+from scanner.engine.policy import InvalidPolicyError, Policy, parse_policy
+from scanner.engine.rule import parse_overrides
 from scanner.engine.selector import parse_selector
 from scanner.engine.types import FailureAction, RuleStatus
 
