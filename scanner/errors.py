@@ -1,4 +1,4 @@
-"""The scanner's error tree and source locations (stdlib only)."""
+"""The scanner's error tree, the engine's error base, and source locations (stdlib only)."""
 
 from __future__ import annotations
 
@@ -80,3 +80,10 @@ class ReportError(ScannerError):
 
 class SuiteError(ScannerError):
     """A ``kyverno test`` suite that cannot be loaded (reported per test file; the others run)."""
+
+
+class EngineError(Exception):
+    """Base of the errors raised inside the engine: an input it cannot evaluate (a bad
+    expression, value, condition, look-up or budget overrun). Evaluation turns them into a
+    rule's ``error`` result or absorbs them where Kyverno does; they never leave the engine
+    but as results, except ``ValuesError`` from reading a values file."""

@@ -56,13 +56,7 @@ PROCESS_MODULES = {"multiprocessing", "scanner.scan.forked"}  # the scan's fork 
 PENDING: dict[tuple[str, str], str] = {
     # modules over MAX_LINES, being split by the packaging of issue 34
     ("lines", "scanner.config"): "config.load_config is split into one reader per section (issue 34)",
-    ("lines", "scanner.engine.context"): "the engine's packaging splits it (issue 34)",
-    ("lines", "scanner.engine.pattern"): "the engine's packaging splits it (issue 34)",
-    ("lines", "scanner.engine.policy"): "the engine's packaging splits it (issue 34)",
-    ("lines", "scanner.engine.policy_checks"): "the engine's packaging splits it (issue 34)",
     ("lines", "scanner.sources.gitops.objects"): "grew with the ApplicationSet generators; to split",
-    # import cycles: the engine's JMESPath modules, packaged as engine/jmespath/ (issue 34)
-    ("cycle", "scanner.engine.jmespath"): "jmespath_* import each other; engine/jmespath/ untangles them",
     # processes started outside the scan: the store and the report fork for speed (issue 34 moves it)
 }
 

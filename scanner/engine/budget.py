@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 CHECK_EVERY = 1024  # steps between two looks at the clock
 

@@ -20,7 +20,7 @@ from scanner.engine.golang.fmt import is_number, sprint, text
 from scanner.engine.golang.quantity import parse_quantity
 from scanner.engine.golang.semver import parse_version
 from scanner.engine.operators import compare_scalar, is_range, parse_go_float
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 Compare = Callable[[Any, Any], bool]
 

@@ -25,9 +25,9 @@ from scanner.engine.jmespath.dialect import Evaluator, compile_expression
 from scanner.engine.jmespath.interpreter import JMESPathError
 from scanner.engine.kinds import plural
 from scanner.engine.match import UserInfo
-from scanner.engine.types import EngineError
 from scanner.engine.values import ForeachValues, foreach_element_values
 from scanner.engine.variables import SubstitutionError, resolve_references, substitute_all
+from scanner.errors import EngineError
 
 _SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 

@@ -10,8 +10,7 @@ from scanner.engine import wildcard
 from scanner.engine.conditions import ConditionBlock, evaluate_block, parse_conditions
 from scanner.engine.match import MatchBlock, Request, ResourceView, parse_match_block
 from scanner.engine.policy import InvalidPolicyError
-from scanner.engine.types import EngineError
-from scanner.errors import PolicyError
+from scanner.errors import EngineError, PolicyError
 
 EXCEPTION_API_VERSIONS = ("kyverno.io/v2", "kyverno.io/v2beta1", "kyverno.io/v2alpha1")
 SKIP_MESSAGE = "rule is skipped due to policy exceptions"

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 DEFAULT_REGISTRY = "docker.io"
 

@@ -1,16 +1,9 @@
-"""Values the engine produces (rule statuses and rule results) and the base of the errors it raises."""
+"""Values the engine produces: rule statuses and rule results."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-
-
-class EngineError(Exception):
-    """Base of the errors raised inside the engine: an input it cannot evaluate (a bad
-    expression, value, condition, look-up or budget overrun). Evaluation turns them into a
-    rule's ``error`` result or absorbs them where Kyverno does; they never leave the engine
-    but as results, except ``ValuesError`` from reading a values file."""
 
 
 class RuleStatus(StrEnum):

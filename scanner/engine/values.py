@@ -8,7 +8,7 @@ from typing import Any
 
 from scanner.engine.dotted import set_path, split_dotted
 from scanner.engine.match import ResourceView, UserInfo
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 
 @dataclass(frozen=True, slots=True)

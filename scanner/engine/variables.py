@@ -18,7 +18,7 @@ from scanner.engine.budget import BudgetExceededError, active, text_size
 from scanner.engine.golang import path as gopath
 from scanner.engine.golang.fmt import format_fixed6, is_number, sprint, to_json
 from scanner.engine.operators import EQUAL, operator_of
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 _BODY = r"(?:\{[^{}]*\}|[^{}])*"
 # a variable, with the character before it (not a backslash) unless it starts the text

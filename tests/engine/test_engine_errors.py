@@ -9,8 +9,7 @@ import pkgutil
 from pathlib import Path
 
 import scanner.engine
-from scanner.engine.types import EngineError
-from scanner.errors import ScannerError
+from scanner.errors import EngineError, ScannerError
 
 ENGINE = Path(scanner.engine.__file__).parent
 

@@ -19,7 +19,8 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from scanner.engine.cel import kubernetes as cel_kubernetes
 from scanner.engine.cel import regex as cel_regex
-from scanner.engine.types import EngineError, RuleStatus
+from scanner.engine.types import RuleStatus
+from scanner.errors import EngineError
 
 # the root variables of an admission-policy expression (spec 12.2); ``authorizer`` is left
 # undeclared, so that every use of it is reported as not supported

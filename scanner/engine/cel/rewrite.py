@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 # prefixes of identifiers the rewrites introduce; policy text may not use them
 VARIABLE_PREFIX = "__kyverno_var_"

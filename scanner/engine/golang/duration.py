@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from scanner.engine.golang.time import quote
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 NANOSECOND = 1
 MICROSECOND = 1000

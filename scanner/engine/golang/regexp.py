@@ -22,7 +22,7 @@ from functools import lru_cache
 import re2 as _google_re2
 from re2 import _re2 as _native
 
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 _UNANCHORED = _google_re2._Anchor.UNANCHORED
 _NO_MATCH = (-1, -1)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 _NUM = r"(0|[1-9]\d*)"
 _IDENT = r"[0-9A-Za-z-]+"

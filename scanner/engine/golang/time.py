@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 NS = 1_000_000_000
 RFC3339 = "2006-01-02T15:04:05Z07:00"

@@ -17,7 +17,7 @@ from typing import Any
 from jmespath import visitor
 
 from scanner.engine.budget import active
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 
 class JMESPathError(EngineError):

@@ -20,8 +20,7 @@ from scanner.engine.manifests.diff import flatten, printed
 from scanner.engine.manifests.ignore import DEFAULT_DOMAIN, is_ignored
 from scanner.engine.manifests.signature import decode_go_base64
 from scanner.engine.match import string_map
-from scanner.engine.types import EngineError
-from scanner.errors import ScannerError
+from scanner.errors import EngineError, ScannerError
 
 DocumentLoader = Callable[[str], list[Any]]
 """YAML text -> its documents as plain data; raises ``ValueError``/``ScannerError`` if invalid."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.engine.golang.fmt import format_json_number
-from scanner.engine.types import EngineError
+from scanner.errors import EngineError
 
 _CONTROLLER_KINDS = frozenset(
     {"DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController"}
