@@ -29,10 +29,11 @@ def finish_while(writer: RunWriter, work: Callable[[], T], then: Callable[[], U]
     """``writer.finish`` and then ``then`` (reading what finishing gave) in a child, while this
     process does ``work``. Returns the final status and what ``work`` and ``then`` returned;
     what any raised is raised (the finish's first)."""
+    writer.stop_heartbeat()
     if not forked.can_fork() or not writer.can_finish_in_child():
         status = writer.finish(status)
         return status, work(), then()
-    writer.before_fork()
+    writer.release_connections()
     child = forked.start(lambda: (writer.finish(status), then()), writer.lost)
     try:
         done = work()

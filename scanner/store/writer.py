@@ -219,11 +219,14 @@ class RunWriter:
         be one in memory)."""
         return not self._url.query.get("uri")
 
-    def before_fork(self) -> None:
-        """Ready for a child to finish the run: the heartbeat's thread ends (no thread may run at
-        a fork) and no pooled connection crosses it (the child opens its own, this process its next)."""
+    def stop_heartbeat(self) -> None:
+        """End the heartbeat's thread (before a fork: no other thread may run at one)."""
         self._check_open()
         self._beater.stop()
+
+    def release_connections(self) -> None:
+        """Drop the pooled connections (before a fork: none may cross it; the child opens its
+        own, this process its next)."""
         self._engine.dispose()
 
     def finished_elsewhere(self, status: RunStatus) -> None:

@@ -229,6 +229,16 @@ def test_writer_finish_while_reads_meanwhile_and_after(store: Store, threads: in
     assert len(store.list_findings(state="open")) == 12  # the store works on after the fork
 
 
+def test_writer_finish_while_forks_with_the_run_heartbeat_beating(store: Store) -> None:
+    """The run's heartbeat thread is stopped before the fork is decided on: a scan with no other
+    thread finishes in a child."""
+    run = _start(store)
+    run.add_results(_results(2))
+    assert threading.active_count() == 2  # the heartbeat's and this one
+    status, work_pid, then_pid = finish_while(run, os.getpid, os.getpid)
+    assert status == RunStatus.SUCCEEDED and work_pid == os.getpid() != then_pid
+
+
 def test_writer_finish_while_raises_the_finish_error_and_the_run_keeps_its_status(store: Store,
                                                                                   threads: int) -> None:
     run = _start(store)
