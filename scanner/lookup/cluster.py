@@ -57,8 +57,8 @@ class ResourceLookup:
         """Serve the kind a CustomResourceDefinition defines under its own resource name (and, in
         a real cluster, under each version it serves, with its scope); only resources added
         afterwards are served under it."""
-        spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
-        names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+        spec = _mapping(crd.get("spec"))
+        names = _mapping(spec.get("names"))
         if not (names.get("kind") and names.get("plural")):
             return
         group, kind, resource = str(spec.get("group") or ""), str(names["kind"]), str(names["plural"])
@@ -111,8 +111,8 @@ class ResourceLookup:
         for name in sorted(wanted - set(self.namespaces)):
             self.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         for ident, namespace in list(stored.items()):
-            meta = namespace.get("metadata") if isinstance(namespace.get("metadata"), dict) else {}
-            labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+            meta = _mapping(namespace.get("metadata"))
+            labels = _mapping(meta.get("labels"))
             if ident[1] and labels.get(NAME_LABEL) != ident[1]:
                 labeled = {**namespace, "metadata": {**meta, "labels": {**labels, NAME_LABEL: ident[1]}}}
                 stored[ident] = self.namespaces[ident[1]] = labeled
@@ -319,3 +319,8 @@ def policies_need_lookup(raw_policies: Iterable[dict]) -> bool:
             if any(isinstance(o, dict) and o.get("namespaceSelector") is not None for o in overrides):
                 return True
     return False
+
+
+def _mapping(value: Any) -> dict:
+    """``value`` if it is a mapping, else an empty one."""
+    return value if isinstance(value, dict) else {}

@@ -53,6 +53,10 @@ def parse_label_selector(text: str) -> LabelSelector:
     return LabelSelector((), tuple(expressions))
 
 
+def _label_filter(selector: LabelSelector) -> Filter:
+    return lambda obj: selector.matches((obj.get("metadata") or {}).get("labels"))
+
+
 def _field_filter(text: str) -> Filter:
     checks: list[tuple[str, bool, str]] = []
     for part in _requirements(text):
@@ -76,8 +80,7 @@ def query_filter(query: str, url_path: str) -> Filter:
     for key, value in parse_qsl(query, keep_blank_values=True):
         try:
             if key == "labelSelector":
-                selector = parse_label_selector(value)
-                filters.append(lambda obj, s=selector: s.matches((obj.get("metadata") or {}).get("labels")))
+                filters.append(_label_filter(parse_label_selector(value)))
             elif key == "fieldSelector":
                 filters.append(_field_filter(value))
             else:

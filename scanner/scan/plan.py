@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scanner.config import Config, SourceConfig
+from scanner.config import Config, PolicyLocation, SourceConfig
 from scanner.engine.policy import Policy
 from scanner.engine.values import Values, ValuesError, parse_values
 from scanner.errors import ConfigError, Location, PolicyError, ScannerError
@@ -77,10 +77,18 @@ def load_config_policies(config: Config) -> PolicySet:
     if not result.policies:
         if result.errors:
             raise PolicySetError(result.errors)
-        places = ", ".join(loc.path if loc.path is not None else f"{redact(loc.git.url)} ({loc.git.path or '.'})"
-                           for loc in config.policies if loc.path is not None or loc.git is not None)
+        places = ", ".join(place for loc in config.policies if (place := _policy_place(loc)) is not None)
         raise PolicyError(result.nothing_found(places))
     return result
+
+
+def _policy_place(location: PolicyLocation) -> str | None:
+    """Where a policy location points, as a message names it: its path, or repository and folder."""
+    if location.path is not None:
+        return location.path
+    if location.git is not None:
+        return f"{redact(location.git.url)} ({location.git.path or '.'})"
+    return None
 
 
 def split_not_evaluated(policy_set: PolicySet) -> list[NotEvaluated]:

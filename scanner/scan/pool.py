@@ -62,6 +62,7 @@ class WorkerPool:
         if jobs == 1:
             return
         alone = threading.active_count() == 1
+        context: multiprocessing.context.BaseContext
         if alone:
             context = multiprocessing.get_context("fork")
             setup_worker(setup, compiled=compiled)  # the workers inherit it

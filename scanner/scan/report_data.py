@@ -151,9 +151,9 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
         observed = {"namespace": defaultdict(lambda: [0, 0]), "source": defaultdict(lambda: [0, 0])}
         for namespace, source, failing in store.iter_run_observations(run_id):
             resources += 1
-            for key, groups in ((namespace, observed["namespace"]), (source, observed["source"])):
-                groups[key][0] += 1
-                groups[key][1] += failing
+            for group, groups in ((namespace, observed["namespace"]), (source, observed["source"])):
+                groups[group][0] += 1
+                groups[group][1] += failing
     return RunResults(run_id=run_id, findings_only=findings_only, policies=store.run_policies(run_id),
                       results=results, errors=errors, exceptions=_exceptions(store, run_id),
                       not_evaluated=not_evaluated, resources=resources, observed=observed,

@@ -128,8 +128,9 @@ class GitSource:
             if self.options.submodules:
                 return (*self.checkout(), True)
             repo, sha = self._fetch()
-            forget_checkout(repo.working_dir)
-            return repo.working_dir, self._commit_info(repo, sha), False
+            path = str(repo.working_dir)  # GitPython types it as str or PathLike; a clone opened by its path
+            forget_checkout(path)
+            return path, self._commit_info(repo, sha), False
 
     def open_tree(self) -> tuple[FileTree, CommitInfo]:
         path, commit, on_disk = self.prepare()
@@ -199,7 +200,7 @@ class GitSource:
         the working tree's path and its commit."""
         repo, sha = self._fetch()
         git = _gitpython()
-        path = repo.working_dir
+        path = str(repo.working_dir)
         forget_checkout(path)
         try:
             repo.git.checkout("--force", "--detach", sha)

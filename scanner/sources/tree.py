@@ -21,7 +21,7 @@ from scanner.sources.documents import (
     resources_from_text,
 )
 from scanner.sources.file_tree import DISK, FileTree
-from scanner.sources.gitops.objects import EntryPoint
+from scanner.sources.gitops.entries import EntryPoint
 from scanner.sources.gitops.render import render_entry
 from scanner.sources.helm.charts import chart_folders, in_folders
 from scanner.sources.helm.kustomize import (

@@ -129,7 +129,9 @@ def copy_rows(connection: Connection, table: str, columns: Sequence[str],
     rows = escape_rows(rows, text_positions(table, tuple(columns)))
     names = ", ".join(columns)
     if connection.dialect.name == "postgresql":
-        cursor = connection.connection.driver_connection.cursor()
+        driver = connection.connection.driver_connection
+        assert driver is not None  # a checked-out connection has its driver's
+        cursor = driver.cursor()
         with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)

@@ -106,7 +106,7 @@ def _digest_rows(connection: Connection, queries: list[Executable | str], run_id
     return "sha256:" + digest.hexdigest()
 
 
-def _batches(connection: Connection, query: Executable | str, run_id: int) -> Iterator[list[Any]]:
+def _batches(connection: Connection, query: Executable | str, run_id: int) -> Iterator[Sequence[Any]]:
     if not isinstance(query, str):
         stream = connection.execute(query.execution_options(yield_per=STREAM_BATCH))  # (not the connection's)
         for batch in stream.partitions(STREAM_BATCH):

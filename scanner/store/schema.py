@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, inspect, text
 from sqlalchemy.engine import URL
@@ -234,11 +234,18 @@ def migration_connection(engine: Engine) -> Iterator[Connection]:
     sqlite = engine.dialect.name == "sqlite"
     with engine.connect() as connection:
         if sqlite:
-            connection.connection.driver_connection.execute("PRAGMA foreign_keys = OFF")
+            _driver(connection).execute("PRAGMA foreign_keys = OFF")
             connection.execution_options(sqlite_begin="IMMEDIATE")
         try:
             with connection.begin():
                 yield connection
         finally:
             if sqlite:
-                connection.connection.driver_connection.execute("PRAGMA foreign_keys = ON")
+                _driver(connection).execute("PRAGMA foreign_keys = ON")
+
+
+def _driver(connection: Connection) -> Any:
+    """The driver's own connection under ``connection`` (a checked-out connection has one)."""
+    driver = connection.connection.driver_connection
+    assert driver is not None
+    return driver

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -19,6 +19,12 @@ from scanner.errors import Location, ManifestError
 from scanner.yamldoc.document import ErrorHandler, YamlDocument, list_items, syntax_error
 from scanner.yamldoc.limits import YamlLimits, check_node
 from scanner.yamldoc.loader import Loader, report_repeated
+
+if TYPE_CHECKING:
+    from yaml._yaml import Mark as _CMark
+
+# The stubs let nodes hold only Python marks, while libyaml's events (and the nodes its own
+# composer builds) carry C marks: node constructions below ignore that arg-type mismatch.
 
 # --- event-driven composition: deep or very large text ----------------------------------
 _LIST_KIND_LINE = re.compile(r"^kind:[ \t]*[\"']?[A-Za-z0-9]*List[\"']?[ \t]*(#.*)?$", re.MULTILINE)
@@ -44,26 +50,26 @@ class _Composer:
         """Compose the next node; too deep -> its events are consumed, then an error."""
         loader, resolve = self.loader, self.loader.resolve
         stack: list[list[Any]] = []
-        too_deep: yaml.Mark | None = None
+        too_deep: yaml.Mark | _CMark | None = None
         skipped = 0
         while True:
             event = loader.get_event()
-            cls = event.__class__
+            cls = type(event)
             if skipped:  # inside a subtree beyond the depth limit: consume, build nothing
                 if cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
                     skipped += 1
                 elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
                     skipped -= 1
                 continue
-            if cls is yaml.ScalarEvent:
+            if type(event) is yaml.ScalarEvent:
                 tag = event.tag
                 if tag is None or tag == "!":
                     tag = resolve(yaml.ScalarNode, event.value, event.implicit)
                 node: yaml.Node = yaml.ScalarNode(
-                    tag, event.value, event.start_mark, event.end_mark, style=event.style
+                    tag, event.value, event.start_mark, event.end_mark, style=event.style  # type: ignore[arg-type]
                 )
                 self._anchor(event, node)
-            elif cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
+            elif type(event) is yaml.MappingStartEvent or type(event) is yaml.SequenceStartEvent:
                 if len(stack) >= self.limits.max_depth:
                     too_deep = too_deep or event.start_mark
                     skipped = 1
@@ -71,24 +77,27 @@ class _Composer:
                 node_cls = yaml.MappingNode if cls is yaml.MappingStartEvent else yaml.SequenceNode
                 tag = event.tag
                 if tag is None or tag == "!":
-                    tag = resolve(node_cls, None, event.implicit)
-                node = node_cls(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                    # a collection's implicit is one bool (PyYAML's composer passes it alike);
+                    # the stubs type it as a scalar's pair
+                    tag = resolve(node_cls, None, event.implicit)  # type: ignore[arg-type]
+                node = node_cls(tag, [], event.start_mark, None, flow_style=event.flow_style)  # type: ignore[arg-type]
                 self._anchor(event, node)
                 stack.append([node, None])
                 continue
-            elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
+            elif type(event) is yaml.MappingEndEvent or type(event) is yaml.SequenceEndEvent:
                 node = stack.pop()[0]
                 node.end_mark = event.end_mark
-            elif cls is yaml.AliasEvent:
+            elif type(event) is yaml.AliasEvent:
                 if event.anchor not in self.anchors:
                     mark = event.start_mark
                     raise yaml.composer.ComposerError(
-                        None, None, f"found undefined alias {event.anchor!r}", mark
+                        None, None, f"found undefined alias {event.anchor!r}", mark  # type: ignore[arg-type]
                     )
                 node = self.anchors[event.anchor]
             else:  # pragma: no cover - libyaml never sends other events inside a node
+                mark = event.start_mark if event is not None else None
                 raise yaml.composer.ComposerError(
-                    None, None, f"unexpected {event.__class__.__name__}", event.start_mark
+                    None, None, f"unexpected {event.__class__.__name__}", mark  # type: ignore[arg-type]
                 )
             if not stack:
                 if too_deep is not None:  # the whole node was consumed; report it
@@ -179,8 +188,9 @@ def _split_mapping(
 ) -> Iterator[YamlDocument]:
     """A top-level mapping, its ``items`` composed (and, if announced, yielded) one by one."""
     start = loader.get_event()
+    assert isinstance(start, yaml.MappingStartEvent)  # the caller checked the next event
     tag = start.tag if start.tag not in (None, "!") else loader.resolve(
-        yaml.MappingNode, None, start.implicit
+        yaml.MappingNode, None, start.implicit  # type: ignore[arg-type]  # one bool, as above
     )
     pairs: list[tuple[yaml.Node, yaml.Node]] = []
     stream = early and not start.flow_style
@@ -191,8 +201,10 @@ def _split_mapping(
         if key.__class__ is yaml.ScalarNode and key.value == "items" and items_node is None \
                 and loader.check_event(yaml.SequenceStartEvent):
             seq = loader.get_event()
+            assert isinstance(seq, yaml.SequenceStartEvent)  # checked just above
             items_node = yaml.SequenceNode(
-                loader.resolve(yaml.SequenceNode, None, seq.implicit), [], seq.start_mark, None
+                loader.resolve(yaml.SequenceNode, None, seq.implicit),  # type: ignore[arg-type]
+                [], seq.start_mark, None,  # type: ignore[arg-type]
             )
             while not loader.check_event(yaml.SequenceEndEvent):
                 try:
@@ -209,12 +221,15 @@ def _split_mapping(
                         yield doc
                 else:
                     items_node.value.append(item)
-            items_node.end_mark = loader.get_event().end_mark
+            seq_end = loader.get_event()
+            assert seq_end is not None  # checked by the loop
+            items_node.end_mark = seq_end.end_mark
             pairs.append((key, items_node))
         else:
             pairs.append((key, composer.node(index)))
     end = loader.get_event()
-    mapping = yaml.MappingNode(tag, pairs, start.start_mark, end.end_mark,
+    assert end is not None  # checked by the loop
+    mapping = yaml.MappingNode(tag, pairs, start.start_mark, end.end_mark,  # type: ignore[arg-type]
                                flow_style=start.flow_style)
     if items_node is not None and list_items(mapping) is not None:
         for number, item in enumerate(items_node.value):
@@ -224,9 +239,10 @@ def _split_mapping(
                     yield doc
         return
     if streamed:
+        line = start.start_mark.line + 1 if start.start_mark is not None else None  # libyaml marks every event
         raise ManifestError(
             "the items of this document were read as a List, but its kind is not a List",
-            Location(composer.path, start.start_mark.line + 1, None, None, index),
+            Location(composer.path, line, None, None, index),
         )
     items_node_value = items_node.value if items_node is not None else []
     if any(item is None for item in items_node_value):

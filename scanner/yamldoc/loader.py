@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 _TREE_DEPTH = 500  # construct_tree recurses once per level
 
 
-class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class Loader(_BaseLoader):
     """Safe loader that reads scalars and mappings as go-yaml v2 does, into JSON-shaped data.
 
     Plain scalars resolve by go-yaml v2's rules (see :mod:`scanner.yamldoc.scalars`); tags other
@@ -54,7 +54,7 @@ class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
 
     repeated: list[tuple[str, yaml.Mark]] | None = None  # (key, where) of each repeated key
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         if not isinstance(node, yaml.MappingNode):
             raise yaml.constructor.ConstructorError(
                 None, None, f"expected a mapping node, but found {node.id}", node.start_mark
@@ -94,10 +94,9 @@ class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
     def construct_untyped(self, node: yaml.Node) -> Any:
         """A node whose tag go-yaml v2 does not interpret: a scalar is its text (``!!binary``
         decoded), a mapping or sequence is read as if untagged."""
-        cls = node.__class__
-        if cls is _MAP:
+        if type(node) is yaml.MappingNode:
             return self.construct_mapping(node)
-        if cls is _SEQ:
+        if type(node) is yaml.SequenceNode:
             return self.construct_sequence(node)
         if node.tag == _BINARY:
             return _binary_text(node)
@@ -207,9 +206,9 @@ def _merged_mappings(node: yaml.MappingNode, value: yaml.Node) -> list[yaml.Mapp
         "a merge key (<<) needs a mapping or a list of mappings", value.start_mark)
 
 
-def _binary_text(node: yaml.ScalarNode) -> str:
-    """``!!binary`` as Go's JSON encoder writes the decoded bytes: each byte that is not
-    part of valid UTF-8 becomes U+FFFD."""
+def _binary_text(node: yaml.Node) -> str:
+    """A scalar tagged ``!!binary`` as Go's JSON encoder writes the decoded bytes: each byte
+    that is not part of valid UTF-8 becomes U+FFFD."""
     try:
         data = base64.b64decode(node.value.replace("\n", "").replace("\r", ""), validate=True)
     except binascii.Error as exc:

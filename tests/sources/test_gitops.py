@@ -11,7 +11,8 @@ import pytest
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import DiskTree
 from scanner.sources.gitops.discover import SearchedSource, discover, names_gitops
-from scanner.sources.gitops.objects import Catalog, Declared, NotScanned, entry_points
+from scanner.sources.gitops.entries import Catalog, Declared, NotScanned
+from scanner.sources.gitops.objects import entry_points
 from scanner.sources.gitops.substitute import substitute_object, substitute_text
 from scanner.sources.gitops.urls import repository_key
 from scanner.sources.kustomize.version import external_renderer

@@ -20,15 +20,8 @@ from scanner.errors import GitError, Location
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import FileTree
 from scanner.sources.git_tree import failure_cause
-from scanner.sources.gitops.objects import (
-    CATALOG_KINDS,
-    Catalog,
-    Declared,
-    EntryPoint,
-    NotScanned,
-    entry_points,
-    is_gitops_object,
-)
+from scanner.sources.gitops.entries import Catalog, Declared, EntryPoint, NotScanned
+from scanner.sources.gitops.objects import CATALOG_KINDS, entry_points, is_gitops_object
 from scanner.sources.gitops.render import render_entry
 from scanner.sources.paths import MANIFEST_SUFFIXES, PathFilter, open_regular, walk_tree
 from scanner.sources.provenance import Resource, SourceStats

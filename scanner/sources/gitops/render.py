@@ -24,7 +24,7 @@ import yaml
 from scanner.errors import Location, ManifestError
 from scanner.sources.documents import Origin, SourceItem, resource_from_document
 from scanner.sources.file_tree import FileTree
-from scanner.sources.gitops.objects import EntryPoint
+from scanner.sources.gitops.entries import EntryPoint
 from scanner.sources.gitops.substitute import substitute_object
 from scanner.sources.helm.charts import CHART_FILE, read_chart
 from scanner.sources.helm.releases import PlannedRelease, in_namespace, rendered_items
