@@ -55,8 +55,6 @@ PROCESS_MODULES = {"multiprocessing", "scanner.scan.forked"}  # the scan's fork 
 # what is not true yet, and why; each entry must still fail (a fixed one is removed from here)
 PENDING: dict[tuple[str, str], str] = {
     # modules over MAX_LINES, being split by the packaging of issue 34
-    ("lines", "scanner.config"): "config.load_config is split into one reader per section (issue 34)",
-    ("lines", "scanner.sources.gitops.objects"): "grew with the ApplicationSet generators; to split",
     # processes started outside the scan: the store and the report fork for speed (issue 34 moves it)
 }
 
