@@ -85,7 +85,15 @@ def iter_documents(
     if split_lists and not keep_nodes:
         pieces = large_list_items(text)
         if pieces is not None:
-            yield from iter_list_items(pieces, path, limits=limits, on_error=on_error, on_warning=on_warning)
+            try:
+                yield from iter_list_items(pieces, path, limits=limits, on_error=on_error, on_warning=on_warning)
+            except ManifestError:
+                # libyaml parses the whole List before it constructs an item: where the text
+                # has an error the items do not show first (a syntax error after a bad value),
+                # the file's error is the one reading it whole gives
+                for _ in _composed_documents(text, path, False, limits, True, None, _ignore):
+                    pass
+                raise
             return
     if not keep_nodes and len(text) <= limits.stream_bytes and size_within(text, limits):
         documents = _block_documents(text, split_lists, limits.max_depth)
@@ -95,6 +103,10 @@ def iter_documents(
                     yield YamlDocument(data, path, index, line)
             return
     yield from _composed_documents(text, path, keep_nodes, limits, split_lists, on_error, on_warning)
+
+
+def _ignore(_: ManifestError) -> None:
+    """A warning handler that drops the warning (already reported once)."""
 
 
 def check_file_size(text: str | bytes, path: str, limits: YamlLimits = DEFAULT_LIMITS) -> None:

@@ -186,6 +186,14 @@ def test_fast_paths_agree_on_generated_text(rnd: random.Random) -> None:
     check_text(generated(rnd))
 
 
+@pytest.mark.parametrize("second", ["- b: [x\n  c: y\n", "- b: x\n  c: @y\n", "-   b:\n     c: x\n  d: y\n"],
+                         ids=["unclosed-flow", "reserved-indicator", "bad-indentation"])
+def test_list_items_report_the_error_libyaml_meets_first(second: str, split_any_size: None) -> None:
+    """An item whose value libyaml refuses (``.inf``) before an item with a syntax error: libyaml
+    parses the whole List first, so the file's error is the syntax error, split or not."""
+    check_text("apiVersion: v1\nkind: List\nitems:\n- a: .inf\n" + second)
+
+
 @pytest.mark.parametrize("split", [pytest.param(0, id="list-split"), pytest.param(10**9, id="list-whole")])
 def test_repeated_key_keeps_its_last_value_with_a_located_warning(split: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(yamllists, "SPLIT_MIN_BYTES", split)
