@@ -1,4 +1,5 @@
-"""One call run in a forked child process while this process goes on.
+"""The scan's one way to fork: a child running one call while this process goes on (``start``),
+or a child writing into a pipe for as long as it has something to say (``spawn``).
 
 A scan ends with pieces of work that need nothing of each other (rendering several reports;
 finishing the run in the database while reading what its reports show) and with the
@@ -51,28 +52,41 @@ class Forked(Generic[T]):
         raise self._lost(f"failed: {value}")
 
 
-def start(call: Callable[[], T], lost: Callable[[str], BaseException]) -> Forked[T]:
-    """Fork a child running ``call``. ``lost`` makes the error raised when the child gives no
-    result, from how it ended ("was killed by signal 9", "failed: <an error that does not pickle>")."""
+def spawn(body: Callable[[int], int]) -> tuple[int, int]:
+    """Fork a child that runs ``body`` with the write end of a pipe and leaves with the exit code
+    it returns (1 when it raises), without this process's clean-ups; a parent killed or
+    terminated takes it along. Returns the child's pid and the pipe's read end."""
     read_end, write_end = os.pipe()
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: never returns
-        os.close(read_end)
-        code = 0
-        end_with_parent(parent)  # a parent killed or terminated takes its child along
+        code = 1
         try:
-            try:
-                outcome: tuple[bool, object] = (True, call())
-            except BaseException as exc:  # an interrupt too: the parent decides what it means
-                code, outcome = 1, (False, exc)
-            try:
-                payload = pickle.dumps(outcome)
-            except Exception:  # a value or an error that does not pickle: described instead
-                code, payload = 1, pickle.dumps((False, f"{type(outcome[1]).__name__}: {outcome[1]}"))
-            with os.fdopen(write_end, "wb") as pipe:
-                pipe.write(payload)
+            os.close(read_end)
+            end_with_parent(parent)
+            code = body(write_end)
         finally:
             os._exit(code)
     os.close(write_end)
+    return pid, read_end
+
+
+def start(call: Callable[[], T], lost: Callable[[str], BaseException]) -> Forked[T]:
+    """Fork a child running ``call``. ``lost`` makes the error raised when the child gives no
+    result, from how it ended ("was killed by signal 9", "failed: <an error that does not pickle>")."""
+    def body(write_end: int) -> int:
+        code = 0
+        try:
+            outcome: tuple[bool, object] = (True, call())
+        except BaseException as exc:  # an interrupt too: the parent decides what it means
+            code, outcome = 1, (False, exc)
+        try:
+            payload = pickle.dumps(outcome)
+        except Exception:  # a value or an error that does not pickle: described instead
+            code, payload = 1, pickle.dumps((False, f"{type(outcome[1]).__name__}: {outcome[1]}"))
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(payload)
+        return code
+
+    pid, read_end = spawn(body)
     return Forked(pid, read_end, lost)

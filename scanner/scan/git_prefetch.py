@@ -88,27 +88,22 @@ def start_git_prefetch(config: Config, only_sources: Iterable[str] = ()) -> GitP
     sources = [s for s in config.sources if s.type == "git" and (not wanted or s.name in wanted)]
     if not sources:
         return None
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(reader)
-        _fetch_all(writer, [(s.name, s.git) for s in sources], config)
-    os.close(writer)
+    refs = [(s.name, s.git) for s in sources]
+    pid, reader = forked.spawn(lambda writer: _fetch_all(writer, refs, config))
     return GitPrefetch(pid, os.fdopen(reader, "rb"), {s.name for s in sources})
 
 
-def _fetch_all(writer: int, refs: list[tuple[str, Any]], config: Config) -> None:
-    """In the child: prepare each source and report it (or its error) to the scan."""
-    code = 0
+def _fetch_all(writer: int, refs: list[tuple[str, Any]], config: Config) -> int:
+    """In the child: prepare each source and report it (or its error) to the scan; the child's
+    exit code."""
     try:
         with os.fdopen(writer, "wb") as out:
             for name, ref in refs:
                 pickle.dump((name, *_fetch(name, git_options(ref, config))), out)
                 out.flush()
     except BaseException:  # the scan is gone (a closed pipe) or interrupted: nothing to report to
-        code = 1
-    finally:
-        os._exit(code)
+        return 1
+    return 0
 
 
 def _fetch(name: str, options: GitOptions) -> tuple[Any, ...]:
