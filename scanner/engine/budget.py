@@ -154,7 +154,10 @@ _local = THREAD
 
 def active() -> Budget:
     """The budget of the rule this thread is evaluating (a size-only default outside one)."""
-    budget = getattr(_local, "budget", None)
+    try:
+        budget = _local.budget
+    except AttributeError:
+        budget = None
     if budget is None:
         budget = _local.budget = Budget(counting=False)
     return budget  # type: ignore[no-any-return]

@@ -11,6 +11,7 @@ it is a well-known cluster-scoped kind of a widely deployed project.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 CLUSTER_SCOPED_KINDS: frozenset[str] = frozenset(
     {
@@ -56,6 +57,7 @@ def is_cluster_scoped(kind: str) -> bool:
     return kind in CLUSTER_SCOPED_KINDS or (kind.endswith("Review") and kind != "Review")
 
 
+@lru_cache(maxsize=4096)
 def plural(kind: str) -> str:
     """The API resource name of a kind (``NetworkPolicy`` -> ``networkpolicies``, ``Gateway`` ->
     ``gateways``): the names real API servers serve, which the policies' URL paths use."""

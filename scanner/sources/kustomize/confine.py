@@ -29,7 +29,7 @@ from scanner.errors import ManifestError
 from scanner.sources.file_tree import FileTree
 from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES
 from scanner.sources.paths import within
-from scanner.yamldoc import YamlDocument, iter_documents
+from scanner.yamldoc import iter_documents
 
 # kustomization fields holding names of files or folders: (field, key of a mapping entry)
 _NAME_LISTS = ("resources", "bases", "components", "crds", "configurations", "transformers",
@@ -105,13 +105,13 @@ class Confinement:
         found = _kustomization(tree, folder)
         if found is None:
             return None, []
-        relfile, document = found
+        relfile, data = found
         children = []
-        for field, index, entry in _names(document.data):
+        for field, index, entry in _names(data):
             host = _remote(tree, folder, entry)
             refusal = _check(tree, self.root, folder, entry, host, self.allowed)
             if refusal is not None:
-                return Refusal(relfile, document.locate(f"/{field}/{index}").line, entry, refusal), []
+                return Refusal(relfile, _line(tree, relfile, f"/{field}/{index}"), entry, refusal), []
             if field in _FOLDER_FIELDS and host is None:
                 target = posixpath.normpath(posixpath.join(folder, entry))
                 if tree.isdir(os.path.join(tree.root, target)):
@@ -148,19 +148,32 @@ def _check(tree: FileTree, root: str, folder: str, entry: str, host: str | None,
     return None
 
 
-def _kustomization(tree: FileTree, folder: str) -> tuple[str, YamlDocument] | None:
+def _kustomization(tree: FileTree, folder: str) -> tuple[str, dict[str, Any]] | None:
+    """The kustomization file of ``folder`` and its data (None when there is none, or it cannot
+    be read: the renderer reports it)."""
     for name in KUSTOMIZATION_FILES:
         relfile = posixpath.join(folder, name) if folder else name
         path = os.path.join(tree.root, relfile)
         if tree.isfile(path):
             try:
-                documents = [d for d in iter_documents(tree.read(path), relfile, True) if d.data is not None]
+                documents = [d for d in iter_documents(tree.read(path), relfile) if d.data is not None]
             except (OSError, ManifestError):
-                return None  # the renderer reports it
+                return None
             if documents and isinstance(documents[0].data, dict):
-                return relfile, documents[0]
+                return relfile, documents[0].data
             return None
     return None
+
+
+def _line(tree: FileTree, relfile: str, pointer: str) -> int | None:
+    """The line of the entry at ``pointer`` in kustomization ``relfile`` (read again, with its
+    nodes: only for an entry refused)."""
+    try:
+        documents = [d for d in iter_documents(tree.read(os.path.join(tree.root, relfile)), relfile, True)
+                     if d.data is not None]
+    except (OSError, ManifestError):
+        return None
+    return documents[0].locate(pointer).line if documents else None
 
 
 def _names(data: dict[str, Any]) -> Iterator[tuple[str, int | str, str]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -103,9 +104,16 @@ def take_origin(data: Any, wrapper: str, root: str, fallback: str) -> RenderOrig
 
 def tree_relative(path: str, root: str) -> str | None:
     """``path`` (absolute) relative to ``root``, in ``/`` form; None when outside it."""
-    relative = os.path.relpath(os.path.normpath(path), os.path.realpath(root))
+    real_root = _real_root(root)
+    relative = os.path.relpath(os.path.normpath(path), real_root)
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
-        relative = os.path.relpath(os.path.realpath(path), os.path.realpath(root))
+        relative = os.path.relpath(os.path.realpath(path), real_root)
         if relative == os.pardir or relative.startswith(os.pardir + os.sep):
             return None
     return posixpath.normpath(relative.replace(os.sep, "/"))
+
+
+@lru_cache(maxsize=64)
+def _real_root(root: str) -> str:
+    """``os.path.realpath`` of a tree's root, once per root (its objects are located one by one)."""
+    return os.path.realpath(root)
