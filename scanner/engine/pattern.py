@@ -6,6 +6,7 @@ against it and returns ``None`` (pass) or a ``PatternError`` describing the outc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,19 +146,7 @@ class ListNode(Node):
             return self.items[0].check(value, path, seen)
         if mode == "maps":
             node = self.items[0]
-            applied = 0
-            skips: list[PatternError] = []
-            for i, element in enumerate(value):
-                err = node.check(element, f"{path}{i}/", seen)
-                if err is None:
-                    applied += 1
-                elif err.kind in _SKIP_CLASS:
-                    skips.append(err)
-                else:
-                    return err
-            if skips and applied == 0:
-                return PatternError(SKIP, path, "; ".join(e.message for e in skips))
-            return None
+            return _check_elements(((node, element) for element in value), path, seen)
         # positional
         if len(value) < len(self.items):
             return PatternError(
@@ -166,19 +155,7 @@ class ListNode(Node):
                 "validate Array failed, array length mismatch, resource Array len is "
                 f"{len(value)} and pattern Array len is {len(self.items)}",
             )
-        applied = 0
-        skips = []
-        for i, node in enumerate(self.items):
-            err = node.check(value[i], f"{path}{i}/", seen)
-            if err is None:
-                applied += 1
-            elif err.kind in _SKIP_CLASS:
-                skips.append(err)
-            else:
-                return err
-        if skips and applied == 0:
-            return PatternError(SKIP, path, "; ".join(e.message for e in skips))
-        return None
+        return _check_elements(zip(self.items, value, strict=False), path, seen)  # (value may be longer)
 
 
 def _contains_anchor(value: Any) -> bool:
@@ -432,3 +409,21 @@ class CompiledPattern:
         if not all(seen.values()) or err.path == "":
             return PatternOutcome("error", "", err.message)
         return PatternOutcome("fail", err.path, err.message)
+
+
+def _check_elements(pairs: Iterable[tuple[Any, Any]], path: str, seen: Any) -> PatternError | None:
+    """Each element against its pattern node, in order: the first failure; a skip when every
+    element was skipped (none applied); else None."""
+    applied = 0
+    skips: list[PatternError] = []
+    for i, (node, element) in enumerate(pairs):
+        err = node.check(element, f"{path}{i}/", seen)
+        if err is None:
+            applied += 1
+        elif err.kind in _SKIP_CLASS:
+            skips.append(err)
+        else:
+            return err
+    if skips and applied == 0:
+        return PatternError(SKIP, path, "; ".join(e.message for e in skips))
+    return None
