@@ -14,12 +14,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from scanner import __version__
-from scanner.config import Config, load_config
+from scanner.config import Config, SourceConfig, load_config
 from scanner.errors import ConfigError, ReportError
 from scanner.lookup import ResourceLookup, policies_need_lookup
-from scanner.policies import load_exceptions
+from scanner.policies import NotEvaluated, PolicySet, load_exceptions
 from scanner.scan.collect import (
     Collector,
     Tally,
@@ -47,6 +48,9 @@ from scanner.scan.progress import ScanProgress, Silent
 from scanner.scan.workers import EvaluationSetup, ShardTask
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
 from scanner.store import records
+
+if TYPE_CHECKING:  # loaded while the workers are busy
+    from scanner.store.store import Store
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_SOURCES = 0, 1, 2, 3
 log = logging.getLogger("scanner.scan")
@@ -109,14 +113,78 @@ def run(config: Config, *, only_sources: Iterable[str] = (), jobs: int | None = 
             prefetch.close()
 
 
+@dataclass(slots=True)
+class _Inputs:
+    """What a run evaluates with: the policies (those not evaluated apart), values, exceptions."""
+
+    policy_set: PolicySet
+    not_evaluated: list[NotEvaluated]
+    setup: EvaluationSetup
+    compiled: tuple[list[Any], list[Any]]
+
+
 def _run(config: Config, wanted: list[str], jobs: int | None, trigger: records.Trigger, progress: ScanProgress,
          now: datetime | None, prefetch: GitPrefetch | None) -> ScanOutcome:
     started = time.monotonic()
     started_at = now or datetime.now(UTC)  # the run's start: loading the policies is part of it
+    selected = _selected(config, wanted)
+    inputs = _load_inputs(config, selected, started_at, prefetch, progress)
+    jobs = worker_count(jobs or config.scan.jobs)
+    workers = WorkerPool(inputs.setup, jobs, inputs.compiled)
+    store = None
+    try:
+        runs, not_scanned = _deal_sources(config, selected, jobs, workers, prefetch, progress)
+        progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
+        progress.tasks(len(workers.tasks))
+        with importing():  # the store and the reports load here, while the workers are busy
+            from scanner.scan.report_data import render_configured_reports, run_numbers
+            from scanner.store.store import Store
+
+        store = Store(config.database_url)
+        run_id, status, tally, parts = _store_run(config, store, trigger, started_at, inputs, runs, not_scanned,
+                                                  workers, progress)
+        progress.stage("rendering reports")
+        try:
+            reports, data = render_configured_reports(store, run_id, config, parts, progress.report)
+        except ReportError as exc:
+            raise ReportError(f"run {run_id} is stored, but its reports were not written: {exc}; "
+                              f"render them later with `scanner report --run {run_id}`") from exc
+        numbers = run_numbers(store, run_id, data)
+    finally:
+        workers.close()
+        if store is not None:
+            store.close()
+    policy_set = inputs.policy_set
+    return ScanOutcome(
+        run_id=run_id, status=str(status), resources=numbers.resources, resources_with_results=tally.with_results,
+        counts=dict(tally.counts),
+        new_findings=numbers.new, resolved_findings=numbers.resolved, errors=tally.errors,
+        failed_sources=tuple(tally.failed_sources),
+        duration=numbers.duration if numbers.duration is not None else time.monotonic() - started,
+        total_seconds=time.monotonic() - started, documents=tally.resources, previous_run_id=numbers.previous_run_id,
+        policies=len(policy_set.policies),
+        reports=tuple(reports), exit_code=exit_code_for(config, tally),
+        skipped={name: dict(sorted(r.skipped.items())) for name, r in runs.items() if r.skipped},
+        empty_sources=tuple(name for name, r in runs.items() if not r.fatal and not r.resources),
+        unsupported_policies=tuple(f"{u.location}: {u.message}" for u in policy_set.unsupported),
+        policy_errors=tuple(str(e) for e in policy_set.errors),
+        not_evaluated=tuple(f"{n.location}: {n.message}" for n in inputs.not_evaluated),
+        source_failures=tuple(f"source {name}: {'; '.join(runs[name].fatal)}" for name in tally.failed_sources),
+    )
+
+
+def _selected(config: Config, wanted: list[str]) -> list[SourceConfig]:
+    """The sources ``--source`` names (every source without one); an unknown name is an error."""
     unknown = [n for n in wanted if n not in {s.name for s in config.sources}]
     if unknown:
         raise ConfigError(f"unknown source {unknown[0]!r} (configured: {', '.join(s.name for s in config.sources)})")
-    selected = [s for s in config.sources if not wanted or s.name in wanted]
+    return [s for s in config.sources if not wanted or s.name in wanted]
+
+
+def _load_inputs(config: Config, selected: list[SourceConfig], started_at: datetime,
+                 prefetch: GitPrefetch | None, progress: ScanProgress) -> _Inputs:
+    """Load the policies, values and exceptions; index the clusters' objects when the policies
+    look anything up."""
     progress.stage("loading policies")
     policy_set = load_config_policies(config)
     if policy_set.errors and config.scan.strict_policies:
@@ -133,105 +201,80 @@ def _run(config: Config, wanted: list[str], jobs: int | None, trigger: records.T
         lookups = cluster_lookups(selected, config, prefetch)
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookups,
                             {cfg.name: cfg.cluster_name for cfg in config.sources})
-    jobs = worker_count(jobs or config.scan.jobs)
-    workers = WorkerPool(setup, jobs, (policy_set.policies, exceptions))
-    store = None
-    try:
-        prepared: dict[str, SourceRun] = {}
-        # exports (whole files, the largest units) first, Git sources last: the workers read
-        # the sources on disk while the Git sources are checked out
-        held: dict[str, list[ShardTask]] = {}  # sources GitOps objects may deploy from: held for their entry points
-        for cfg in sorted(selected, key=lambda c: (c.type == "git", c.type != "export")):
-            progress.stage(f"source {cfg.name}: preparing")
-            first_id = len(workers.tasks) + sum(map(len, held.values()))
-            prepared[cfg.name], source_tasks = prepare_source(cfg, config, jobs, first_id, prefetch)
-            if cfg.gitops == "off" or cfg.type == "export":
-                workers.add(source_tasks)
-            else:
-                held[cfg.name] = source_tasks
-        gitops_records: list[SourceErrorRecord] = []
-        if held:
-            progress.stage("finding GitOps entry points")
-            held, gitops_records = with_entry_points([c for c in selected if c.name in held], held, config.sources)
-            for source_tasks in held.values():
-                workers.add(source_tasks)
-        runs = {cfg.name: prepared[cfg.name] for cfg in selected}
-        for record in gitops_records:
-            (runs.get(record.source) or next(iter(runs.values()))).errors.append(record)
-        progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
-        progress.tasks(len(workers.tasks))
-        with importing():  # the store and the reports load here, while the workers are busy
-            from scanner.scan.finish import finish_while
-            from scanner.scan.report_data import (
-                read_configured_outcome,
-                read_configured_results,
-                render_configured_reports,
-                run_numbers,
-            )
-            from scanner.store.store import Store
+    return _Inputs(policy_set, not_evaluated, setup, (policy_set.policies, exceptions))
 
-        store = Store(config.database_url)
-        with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,
-                                              config_digest=config.digest)) as writer:
-            writer.add_policies(policy_record(p) for p in policy_set.policies)
-            writer.add_errors([policy_error_row(e) for e in policy_set.errors])
-            writer.add_errors([unsupported_row(u) for u in policy_set.unsupported])
-            writer.add_errors([not_evaluated_row(n) for n in not_evaluated])
-            for source_run in runs.values():
-                writer.add_source(source_record(source_run.cfg, source_run.source))
-                writer.add_errors([error_row(e) for e in source_run.errors])
-            collect = Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
-            collect.tally.errors += (sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
-                                     + len(policy_set.errors))
-            collect.tally.not_scanned = len(gitops_records)
-            workers.collect(collect, collect.worker_failed, progress.idle)
-            workers.close()
-            progress.stage("writing the last results and finishing the run")
-            collect.flush()
-            tally = collect.tally
-            for name, source_run in runs.items():
-                if source_run.fatal:
-                    tally.failed_sources.append(name)
-                    writer.add_source(source_record(source_run.cfg, source_run.source, "; ".join(source_run.fatal)))
-            run_id = writer.run_id
-            workers.join()  # the stopped workers and the pool's threads end: the run may finish in a fork
-            status = (records.RunStatus.FAILED if len(tally.failed_sources) == len(runs)
-                      else records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
-            parts = None
-            if config.reports.formats:  # the reports' data is read while the run finishes
-                status, read, outcome = finish_while(writer, lambda: read_configured_results(store, run_id, config),
-                                                            lambda: read_configured_outcome(store, run_id, config),
-                                                            status)
-                parts = read, outcome
-            else:
-                status = writer.finish(status)
-        progress.stage("rendering reports")
-        try:
-            reports, data = render_configured_reports(store, run_id, config, parts, progress.report)
-        except ReportError as exc:
-            raise ReportError(f"run {run_id} is stored, but its reports were not written: {exc}; "
-                              f"render them later with `scanner report --run {run_id}`") from exc
-        numbers = run_numbers(store, run_id, data)
-    finally:
+
+def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, workers: WorkerPool,
+                  prefetch: GitPrefetch | None,
+                  progress: ScanProgress) -> tuple[dict[str, SourceRun], list[SourceErrorRecord]]:
+    """Prepare each source and hand its shards to the workers: exports (whole files, the largest
+    units) first and Git sources last, so that the workers read the sources on disk while the
+    Git sources are checked out; the shards of a source GitOps objects may deploy from wait for
+    its entry points. Returns each source's run and the records of what is deployed from
+    outside the scanned sources."""
+    prepared: dict[str, SourceRun] = {}
+    held: dict[str, list[ShardTask]] = {}
+    for cfg in sorted(selected, key=lambda c: (c.type == "git", c.type != "export")):
+        progress.stage(f"source {cfg.name}: preparing")
+        first_id = len(workers.tasks) + sum(map(len, held.values()))
+        prepared[cfg.name], source_tasks = prepare_source(cfg, config, jobs, first_id, prefetch)
+        if cfg.gitops == "off" or cfg.type == "export":
+            workers.add(source_tasks)
+        else:
+            held[cfg.name] = source_tasks
+    not_scanned: list[SourceErrorRecord] = []
+    if held:
+        progress.stage("finding GitOps entry points")
+        held, not_scanned = with_entry_points([c for c in selected if c.name in held], held, config.sources)
+        for source_tasks in held.values():
+            workers.add(source_tasks)
+    runs = {cfg.name: prepared[cfg.name] for cfg in selected}
+    for record in not_scanned:
+        (runs.get(record.source) or next(iter(runs.values()))).errors.append(record)
+    return runs, not_scanned
+
+
+def _store_run(config: Config, store: Store, trigger: records.Trigger, started_at: datetime, inputs: _Inputs,
+               runs: dict[str, SourceRun], not_scanned: list[SourceErrorRecord], workers: WorkerPool,
+               progress: ScanProgress) -> tuple[int, records.RunStatus, Tally, Any]:
+    """Write the run as the workers send it and finish it; the run id, its status, the tallies
+    and the reports' data read while it finished (None without reports)."""
+    from scanner.scan.finish import finish_while
+    from scanner.scan.report_data import read_configured_outcome, read_configured_results
+
+    policy_set = inputs.policy_set
+    with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,
+                                          config_digest=config.digest)) as writer:
+        writer.add_policies(policy_record(p) for p in policy_set.policies)
+        writer.add_errors([policy_error_row(e) for e in policy_set.errors])
+        writer.add_errors([unsupported_row(u) for u in policy_set.unsupported])
+        writer.add_errors([not_evaluated_row(n) for n in inputs.not_evaluated])
+        for source_run in runs.values():
+            writer.add_source(source_record(source_run.cfg, source_run.source))
+            writer.add_errors([error_row(e) for e in source_run.errors])
+        collect = Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
+        collect.tally.errors += (sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
+                                 + len(policy_set.errors))
+        collect.tally.not_scanned = len(not_scanned)
+        workers.collect(collect, collect.worker_failed, progress.idle)
         workers.close()
-        if store is not None:
-            store.close()
-    return ScanOutcome(
-        run_id=run_id, status=str(status), resources=numbers.resources, resources_with_results=tally.with_results,
-        counts=dict(tally.counts),
-        new_findings=numbers.new, resolved_findings=numbers.resolved, errors=tally.errors,
-        failed_sources=tuple(tally.failed_sources),
-        duration=numbers.duration if numbers.duration is not None else time.monotonic() - started,
-        total_seconds=time.monotonic() - started, documents=tally.resources, previous_run_id=numbers.previous_run_id,
-        policies=len(policy_set.policies),
-        reports=tuple(reports), exit_code=exit_code_for(config, tally),
-        skipped={name: dict(sorted(r.skipped.items())) for name, r in runs.items() if r.skipped},
-        empty_sources=tuple(name for name, r in runs.items() if not r.fatal and not r.resources),
-        unsupported_policies=tuple(f"{u.location}: {u.message}" for u in policy_set.unsupported),
-        policy_errors=tuple(str(e) for e in policy_set.errors),
-        not_evaluated=tuple(f"{n.location}: {n.message}" for n in not_evaluated),
-        source_failures=tuple(f"source {name}: {'; '.join(runs[name].fatal)}" for name in tally.failed_sources),
-    )
+        progress.stage("writing the last results and finishing the run")
+        collect.flush()
+        tally = collect.tally
+        for name, source_run in runs.items():
+            if source_run.fatal:
+                tally.failed_sources.append(name)
+                writer.add_source(source_record(source_run.cfg, source_run.source, "; ".join(source_run.fatal)))
+        run_id = writer.run_id
+        workers.join()  # the stopped workers and the pool's threads end: the run may finish in a fork
+        status = (records.RunStatus.FAILED if len(tally.failed_sources) == len(runs)
+                  else records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
+        if not config.reports.formats:
+            return run_id, writer.finish(status), tally, None
+        # the reports' data is read while the run finishes
+        status, read, outcome = finish_while(writer, lambda: read_configured_results(store, run_id, config),
+                                             lambda: read_configured_outcome(store, run_id, config), status)
+        return run_id, status, tally, (read, outcome)
 
 
 def run_scheduled(config_path: str, jobs: int | None = None) -> int:
