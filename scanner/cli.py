@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> None:
     """The ``scanner`` program: ``main`` with the garbage collector tuned for batch work.
 
-    SIGTERM ends it as Ctrl-C does (``runtime.exit_on_terminate``), its child processes with
+    SIGTERM ends it as Ctrl-C does (``scan.processes.exit_on_terminate``), its child processes with
     it. Collections run less often, and the program ends without tearing the interpreter down
     object by object: once its exit hooks ran and its output is flushed, the system reclaims
     the memory at once. (With another thread still running it ends the usual way, which
