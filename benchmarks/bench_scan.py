@@ -4,6 +4,10 @@ C loader, side by side, at several corpus sizes; optionally against Checkov.
 
     python benchmarks/bench_scan.py --sizes 1000,10000,50000 [--work DIR]
         [--checkov VENV_PYTHON [--checkov-runs N] [--repeats N]]
+    python benchmarks/bench_scan.py --nightly [--sizes 10000] [--database URL]
+
+``--nightly``: a first scan, an unchanged rescan, a rescan after a commit changing 1% of the
+files and one after a change of one policy rule, into one database (``nightly.py``).
 
 Corpora come from ``../shared/bench/make_corpus.py`` (seed 1), generated into --work once.
 Prints, per size: parse-only seconds, first-scan seconds (new database, Git clone), their ratio,
@@ -26,6 +30,7 @@ import sys
 import tempfile
 
 from baseline import PARSE_ONLY, ensure_corpus
+from nightly import nightly, print_nights
 
 import scanner as package
 
@@ -119,12 +124,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkov", metavar="PYTHON", help="python of a venv with checkov installed (runs at 2,000)")
     ap.add_argument("--repeats", type=int, default=7, help="scanner runs compared with the Checkov runs")
     ap.add_argument("--checkov-runs", type=int, default=3, help="Checkov runs (a minute or so each)")
+    ap.add_argument("--nightly", action="store_true", help="nightly scans of the first size's corpus")
+    ap.add_argument("--database", help="with --nightly: this (empty) database instead of a new SQLite file")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     scanner = str(pathlib.Path(sys.executable).with_name("scanner"))
     # byte-compiled as `pip install .` leaves it (and Checkov's venv), even where
     # PYTHONDONTWRITEBYTECODE keeps an editable install from caching its bytecode
     compileall.compile_dir(pathlib.Path(package.__file__).parent, quiet=1)
+    if args.nightly:
+        size = int(args.sizes.split(",")[0] if args.sizes != "1000,10000" else 10000)
+        print_nights(nightly(corpus(args.work, size), args.database, args.work))
+        return 0
     rows = [run_size(args.work, int(s), scanner) for s in args.sizes.split(",") if s]
     print(f"{'resources':>9} {'parse s':>8} {'scan s':>8} {'ratio':>6} {'us/res':>7} {'added us/res':>12} "
           f"{'rescan s':>9} {'peak MB':>8}")

@@ -8,6 +8,8 @@
   entry points found before the sources are read;
 - ``forked``, ``processes``: one call in a forked child; signals, parent death, the collector;
 - ``finish``: the run finished (in a child) while the reports' data is read;
+- ``result_reuse``, ``replay``, ``cache_reader``: results of earlier scans reused per document
+  and policy, and shard outputs sent again unread, while nothing that decides them changed;
 - ``report_data``: the data of a stored run's reports, and the configured reports rendered.
 
 Importing the package loads none of them (a worker's start imports ``worker_signals`` first);

@@ -11,6 +11,7 @@ from scanner.errors import Location, PolicyError
 from scanner.policies import NotEvaluated, UnsupportedPolicy
 from scanner.scan.plan import SourceRun, source_fatal_errors, source_location
 from scanner.scan.progress import ScanProgress
+from scanner.scan.result_reuse import CacheUpdate
 from scanner.scan.workers import ShardTask
 from scanner.sources.documents import WARNING
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
@@ -28,6 +29,9 @@ class Tally:
     failed_sources: list[str] = field(default_factory=list)
     enforce_failures: int = 0
     not_scanned: int = 0  # of the errors: what GitOps objects deploy from outside the scanned sources
+    evaluated: int = 0  # (document, policy) pairs evaluated, when results are reused
+    reused: int = 0  # (document, policy) pairs whose stored results were reused
+    replayed: int = 0  # shard tasks whose stored output was sent again, unread
 
 
 def error_row(e: SourceErrorRecord) -> records.ErrorRecord:
@@ -65,18 +69,45 @@ class Collector:
         self.tally = Tally()
         self.pending: list[tuple[list[records.ResourceRecord], list[records.ResultRow]]] = []
         self.pending_results = 0
+        self.cache = CacheUpdate()  # result cache entries to store, and digests reused
+        self.outputs: dict[str, bytes] = {}  # shard key -> output, to store
+        self.replayed: list[str] = []  # shard keys whose stored output was sent again
 
     def flush(self) -> None:
         if self.pending:
             self.writer.add_result_rows(self.pending)
             self.pending, self.pending_results = [], 0
+        if self.cache.entries or self.cache.reused:
+            self.writer.add_cache_entries(self.cache.entries, self.cache.reused)
+            self.cache.entries, self.cache.reused = {}, []
+        if self.outputs or self.replayed:
+            self.writer.add_shard_outputs(self.outputs, self.replayed)
+            self.outputs, self.replayed = {}, []
+
+    def _cached(self, update: CacheUpdate | None) -> None:
+        if update is not None:
+            self.cache.entries.update(update.entries)
+            self.cache.reused += update.reused
+            self.tally.evaluated += update.evaluated
+            self.tally.reused += update.hits
+
+    def _stored(self, task: ShardTask, failure: str | None, output: bytes | None) -> None:
+        """The task's output to store under its key, or its key to mark used (it was sent again)."""
+        if task.key is None or failure:
+            return
+        if output is not None:
+            self.outputs[task.key] = output
+        else:
+            self.replayed.append(task.key)
+            self.tally.replayed += 1
 
     def __call__(self, message: tuple) -> None:
         if message[0] == "chunk":
-            _, task_id, resource_rows, wired, errors = message
+            _, task_id, resource_rows, wired, errors, cache = message
             resources = [records.ResourceRecord(*row) for row in resource_rows]
             result_rows = records.wire_rows(wired)
             self.pending.append((resources, result_rows))
+            self._cached(cache)
             self.pending_results += len(result_rows)
             if self.pending_results >= self.BATCH:
                 self.flush()
@@ -93,8 +124,10 @@ class Collector:
             self.runs[self.tasks[task_id].source].resources += len(resources)
             self.progress.resources(len(resources))
         else:
-            _, task_id, stats, failure = message
-            run = self.runs[self.tasks[task_id].source]
+            _, task_id, stats, failure, output = message
+            task = self.tasks[task_id]
+            self._stored(task, failure, output)
+            run = self.runs[task.source]
             run.done += 1
             self.progress.task_done()
             run.skipped.update(stats.skipped)

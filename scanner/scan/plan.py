@@ -116,6 +116,16 @@ def load_config_values(config: Config) -> Values:
         raise ConfigError(f"values file: {exc}", Location(where.path, where.line, where.column)) from exc
 
 
+def values_text(config: Config) -> bytes:
+    """The values file's bytes (empty without one): part of every result cache key."""
+    if not config.values:
+        return b""
+    try:
+        return Path(config.values).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read values file {config.values}: {exc.strerror}") from exc
+
+
 def build_source(cfg: SourceConfig, config: Config, prefetch: GitPrefetch | None = None) -> Any:
     tree = TreeOptions(include=cfg.include, exclude=cfg.exclude, kustomize=cfg.kustomize,  # type: ignore[arg-type]
                        helm=cfg.helm, kustomize_roots=cfg.kustomize_roots,

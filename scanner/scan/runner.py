@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -41,10 +41,13 @@ from scanner.scan.plan import (
     prepare_source,
     source_record,
     split_not_evaluated,
+    values_text,
 )
 from scanner.scan.pool import WorkerPool, worker_count
 from scanner.scan.processes import importing
 from scanner.scan.progress import ScanProgress, Silent
+from scanner.scan.replay import shard_keys
+from scanner.scan.result_reuse import ReuseSetup, evaluation_keys
 from scanner.scan.workers import EvaluationSetup, ShardTask
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
 from scanner.store import records
@@ -82,6 +85,9 @@ class ScanOutcome:
     policy_errors: tuple[str, ...] = ()  # "path:line: why" of each policy that could not be loaded
     not_evaluated: tuple[str, ...] = ()  # "path:line: not evaluated: ..." of valid policies with no validate rule
     source_failures: tuple[str, ...] = ()  # "source NAME: why it failed" of each failed source
+    evaluated: int = 0  # (document, policy) pairs evaluated
+    reused: int = 0  # (document, policy) pairs whose results an earlier scan stored (``scan.result_reuse``)
+    replayed: int = 0  # shard tasks whose stored output was sent again, unread (``scan.replay``)
 
 
 def exit_code_for(config: Config, tally: Tally) -> int:
@@ -133,7 +139,7 @@ def _run(config: Config, wanted: list[str], jobs: int | None, trigger: records.T
     workers = WorkerPool(inputs.setup, jobs, inputs.compiled)
     store = None
     try:
-        runs, not_scanned = _deal_sources(config, selected, jobs, workers, prefetch, progress)
+        runs, not_scanned = _deal_sources(config, selected, jobs, workers, inputs, prefetch, progress)
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
         progress.tasks(len(workers.tasks))
         with importing():  # the store and the reports load here, while the workers are busy
@@ -170,6 +176,7 @@ def _run(config: Config, wanted: list[str], jobs: int | None, trigger: records.T
         policy_errors=tuple(str(e) for e in policy_set.errors),
         not_evaluated=tuple(f"{n.location}: {n.message}" for n in inputs.not_evaluated),
         source_failures=tuple(f"source {name}: {'; '.join(runs[name].fatal)}" for name in tally.failed_sources),
+        evaluated=tally.evaluated, reused=tally.reused, replayed=tally.replayed,
     )
 
 
@@ -199,12 +206,25 @@ def _load_inputs(config: Config, selected: list[SourceConfig], started_at: datet
     if policies_need_lookup(raw_policies):
         progress.stage("indexing resources for cluster look-ups")
         lookups = cluster_lookups(selected, config, prefetch)
+    reuse = ReuseSetup(evaluation_keys(policy_set.policies, [e.raw for e in exceptions], values_text(config),
+                                       __version__, lookups), config.database_url)
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookups,
-                            {cfg.name: cfg.cluster_name for cfg in config.sources})
+                            {cfg.name: cfg.cluster_name for cfg in config.sources}, reuse)
     return _Inputs(policy_set, not_evaluated, setup, (policy_set.policies, exceptions))
 
 
-def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, workers: WorkerPool,
+def _keyed(tasks: list[ShardTask], inputs: _Inputs) -> list[ShardTask]:
+    """``tasks`` (of one source) with the keys their outputs are stored under (``scan.replay``)."""
+    setup = inputs.setup
+    if not tasks or setup.reuse is None:
+        return tasks
+    cluster = setup.clusters.get(tasks[0].source)
+    keys = shard_keys(tasks, setup.reuse.keys.of(cluster if cluster in setup.lookups else None),
+                      len(inputs.policy_set.policies))
+    return [replace(task, key=key) for task, key in zip(tasks, keys, strict=True)]
+
+
+def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, workers: WorkerPool, inputs: _Inputs,
                   prefetch: GitPrefetch | None,
                   progress: ScanProgress) -> tuple[dict[str, SourceRun], list[SourceErrorRecord]]:
     """Prepare each source and hand its shards to the workers: exports (whole files, the largest
@@ -219,7 +239,7 @@ def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, worke
         first_id = len(workers.tasks) + sum(map(len, held.values()))
         prepared[cfg.name], source_tasks = prepare_source(cfg, config, jobs, first_id, prefetch)
         if cfg.gitops == "off" or cfg.type == "export":
-            workers.add(source_tasks)
+            workers.add(_keyed(source_tasks, inputs))
         else:
             held[cfg.name] = source_tasks
     not_scanned: list[SourceErrorRecord] = []
@@ -227,7 +247,7 @@ def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, worke
         progress.stage("finding GitOps entry points")
         held, not_scanned = with_entry_points([c for c in selected if c.name in held], held, config.sources)
         for source_tasks in held.values():
-            workers.add(source_tasks)
+            workers.add(_keyed(source_tasks, inputs))
     runs = {cfg.name: prepared[cfg.name] for cfg in selected}
     for record in not_scanned:
         (runs.get(record.source) or next(iter(runs.values()))).errors.append(record)

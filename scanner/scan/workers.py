@@ -2,8 +2,11 @@
 scan when forked from it), then read one shard of a source, evaluate its resources and stream
 the results back in batches.
 
-Messages sent to the scan (through ``emit``): ``("chunk", task, resources, results, errors)``
-and, once per task, ``("done", task, stats, failure)``.
+Messages sent to the scan (through ``emit``): ``("chunk", task, resources, results, errors,
+cache)`` (``cache``: what the chunk adds to the result cache, ``scanner.scan.result_reuse``, or
+None) and, once per task, ``("done", task, stats, failure, output)`` (``output``: the task's
+encoded output to store under its shard key, ``scanner.scan.replay``, or None). A task whose
+output is stored sends it again instead of reading its shard.
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ from scanner.engine.kinds import cluster_scoped_in_cluster
 from scanner.engine.policy import Policy
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup, param_kinds
+from scanner.scan.cache_reader import StoredCache
 from scanner.scan.processes import collect_less_often
+from scanner.scan.replay import ShardOutput
+from scanner.scan.result_reuse import CacheUpdate, DocumentCache, ReuseSetup, Row, SelectiveIndex
 from scanner.sources.documents import Origin
 from scanner.sources.export import ExportSource
 from scanner.sources.file_tree import DiskTree, FileTree
@@ -56,6 +62,7 @@ class EvaluationSetup:
     # the objects of each cluster (by cluster name) that look-ups see, when the policies make any
     lookups: dict[str, ResourceLookup] = field(default_factory=dict)
     clusters: dict[str, str] = field(default_factory=dict)  # source name -> its cluster's name
+    reuse: ReuseSetup | None = None  # where results stored by earlier scans are, and their keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +79,7 @@ class ShardTask:
     objects: bool = False  # the commit's files are read from the clone's objects, not from ``root``
     tree: TreeOptions = field(default_factory=TreeOptions)
     shard: Shard = field(default_factory=Shard)
+    key: str | None = None  # the shard key its output is stored under (``scanner.scan.replay``)
 
 
 def setup_worker(setup: EvaluationSetup, emit: Emit | None = None, compiled: Compiled | None = None) -> None:
@@ -88,6 +96,10 @@ def setup_worker(setup: EvaluationSetup, emit: Emit | None = None, compiled: Com
     _WORKER["clusters"] = {name: _ClusterEvaluation(setup, tuple(exceptions), lookup)
                            for name, lookup in setup.lookups.items()}
     _WORKER["alone"] = _ClusterEvaluation(setup, tuple(exceptions), None)
+    reuse = setup.reuse
+    stored = StoredCache(reuse.database_url) if reuse is not None else None
+    _WORKER["stored"] = stored
+    _WORKER["cache"] = DocumentCache(reuse.keys, stored.entries) if reuse is not None and stored else None
     if emit is not None:
         _WORKER["emit"] = emit
 
@@ -184,23 +196,48 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
     """
     index: PolicyIndex = _WORKER["index"]
     setup: EvaluationSetup = _WORKER["setup"]
-    cluster: _ClusterEvaluation = _WORKER["clusters"].get(setup.clusters.get(source, source)) or _WORKER["alone"]
+    cluster_name = setup.clusters.get(source, source)
+    cluster: _ClusterEvaluation = _WORKER["clusters"].get(cluster_name) or _WORKER["alone"]
     context = cluster.context
     intern = sys.intern
-    resource_rows, result_rows = [], []
-    for position, resource in enumerate(resources):
-        resource = cluster.scoped(resource)
+    resources = [cluster.scoped(resource) for resource in resources]
+    cache: DocumentCache | None = _WORKER.get("cache")
+    reuses = (cache.documents([r.data for r in resources], cluster_name if cluster.lookup is not None else None)
+              if cache is not None else [None] * len(resources))
+    selective = SelectiveIndex(index) if cache is not None else index
+    resource_rows: list[tuple] = []
+    result_rows: list[tuple] = []
+    for position, (resource, reuse) in enumerate(zip(resources, reuses, strict=True)):
         ident, prov = resource.identity, resource.provenance
         resource_rows.append((prov.source, ident.api_version, ident.kind, ident.name or "", ident.namespace or "",
                               prov.path, prov.document, prov.item, prov.line, prov.commit or "",
                               prov.overlay, "\n".join(prov.patches) or None))
-        for _policy, results in evaluate_resource(index, resource.data, context):
-            for r in results:
-                # a ResultRow's fields in order; ``_value_``: the member's plain string, without the
-                # enum's ``value`` property; the names are the policy's and rule's own strings, shared
-                result_rows.append((position, r.policy, r.rule, r.status._value_, intern(r.message),
-                                    intern(r.path), r.action._value_, r.declared_rule))
+        if isinstance(selective, SelectiveIndex):
+            selective.reuse = reuse
+        evaluated = {id(policy): [
+            # a ResultRow's fields after the resource index; ``_value_``: the member's plain string, without
+            # the enum's ``value`` property; the names are the policy's and rule's own strings, shared
+            (r.policy, r.rule, r.status._value_, intern(r.message), intern(r.path), r.action._value_,
+             r.declared_rule) for r in results]
+            for policy, results in evaluate_resource(selective, resource.data, context)}
+        if reuse is None or not isinstance(selective, SelectiveIndex):
+            for found in evaluated.values():
+                result_rows += [(position, *row) for row in found]
+            continue
+        for policy in selective.met:  # in policy order, stored and evaluated alike
+            rows: tuple[Row, ...] | list[Row] | None = reuse.cached(policy)
+            if rows is None:
+                rows = evaluated.get(id(policy), [])
+                reuse.keep(policy, rows)
+            result_rows += [(position, *row) for row in rows]
+        reuse.done()
     return resource_rows, result_rows
+
+
+def _cache_update() -> CacheUpdate | None:
+    """What the chunks evaluated since the last call add to the result cache (None: no cache)."""
+    cache: DocumentCache | None = _WORKER.get("cache")
+    return cache.take() if cache is not None else None
 
 
 def _items(task: ShardTask, stats: SourceStats) -> Iterator[Resource | ErrorRecord]:
@@ -230,12 +267,42 @@ def _tree(task: ShardTask) -> FileTree:
 _GIT_TREES: dict[tuple[str, str | None], GitTree] = {}
 
 
+def _replay(task: ShardTask, emit: Emit) -> bool:
+    """Send the output stored under the task's key again; False when there is none (or one that
+    cannot be read: the shard is then read, and its output stored anew)."""
+    stored: StoredCache | None = _WORKER.get("stored")
+    blob = stored.shard_output(task.key) if stored is not None and task.key is not None else None
+    if blob is None:
+        return False
+    try:
+        output = ShardOutput.decode(blob)
+    except ValueError:
+        return False
+    for resources, results, errors, digests in output.replayed(task.commit or ""):
+        emit(("chunk", task.task_id, resources, results, errors, CacheUpdate(reused=digests)))
+    emit(("done", task.task_id, output.stats or SourceStats(), None, None))
+    return True
+
+
 def run_task(task: ShardTask, emit: Emit | None = None) -> None:
-    """Read, evaluate and emit one shard; failures are reported, never raised."""
+    """Read, evaluate and emit one shard (or send its stored output again); failures are
+    reported, never raised."""
     emit = emit or _WORKER["emit"]
     stats = SourceStats()
     failure = None
+    output = ShardOutput(task.commit or "", stats=stats) if task.key is not None else None
+
+    def send(chunk: list[Resource], errors: list[ErrorRecord]) -> None:
+        resources, results = evaluate_chunk(chunk, task.source)
+        cache = _cache_update()
+        if output is not None:
+            output.chunks.append((resources, results, errors,
+                                  [*cache.entries, *cache.reused] if cache is not None else []))
+        emit(("chunk", task.task_id, resources, results, errors, cache))
+
     try:
+        if _replay(task, emit):
+            return
         chunk: list[Resource] = []
         errors: list[ErrorRecord] = []
         for item in _items(task, stats):
@@ -244,15 +311,20 @@ def run_task(task: ShardTask, emit: Emit | None = None) -> None:
                 continue
             chunk.append(item)
             if len(chunk) >= CHUNK:
-                emit(("chunk", task.task_id, *evaluate_chunk(chunk, task.source), errors))
+                send(chunk, errors)
                 chunk, errors = [], []
         if chunk or errors:
-            emit(("chunk", task.task_id, *evaluate_chunk(chunk, task.source), errors))
+            send(chunk, errors)
     except Stopped:
         return
     except Exception as exc:
         failure = f"{type(exc).__name__}: {exc}"
         if _WORKER.get("verbose"):
             traceback.print_exc()
+    finally:
+        stored: StoredCache | None = _WORKER.get("stored")
+        if stored is not None:
+            stored.close()  # no connection crosses a fork (the scan's own process forks to finish)
+    encoded = output.encode() if output is not None and failure is None else None
     with contextlib.suppress(Stopped):
-        emit(("done", task.task_id, stats, failure))
+        emit(("done", task.task_id, stats, failure, encoded))

@@ -243,3 +243,23 @@ class ChainAnchor(Base):
     position: Mapped[int]
     chain_digest: Mapped[str]
     pruned_at: Mapped[datetime]
+
+
+class ResultCacheEntry(Base):
+    """The reusable results of one resource document (``scanner.store.result_cache``)."""
+
+    __table__ = tables.result_cache
+
+    document_digest: Mapped[str]
+    entries: Mapped[bytes]
+    last_run_id: Mapped[int]
+
+
+class ShardCacheEntry(Base):
+    """What one shard of a source gave, by its inputs (``scanner.store.result_cache``)."""
+
+    __table__ = tables.shard_cache
+
+    shard_key: Mapped[str]
+    output: Mapped[bytes]
+    last_run_id: Mapped[int]

@@ -1,4 +1,5 @@
-"""Retention: delete finished runs older than N days and what only they referenced.
+"""Retention: delete finished runs older than N days and what only they referenced (the
+result cache rows included).
 
 The hash chain of runs stays verifiable: the links of deleted runs at its start go, the last
 of them kept as its anchor; those of other deleted runs stay, marked pruned
@@ -14,6 +15,7 @@ from sqlalchemy import Connection, bindparam, select, text
 from scanner.store import tables as t
 from scanner.store.chain import retire
 from scanner.store.records import COMPLETED_STATUSES, RunStatus
+from scanner.store.result_cache import prune_entries
 from scanner.store.tables import UTCDateTime
 from scanner.store.views import PruneResult
 
@@ -95,6 +97,7 @@ def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
                       "run_policies", "run_sources", "runs"):
             connection.execute(text(f"DELETE FROM {table} WHERE run_id IN :ids").bindparams(
                 bindparam("ids", expanding=True)), ids)
+    prune_entries(connection)  # the result cache rows no kept run wrote or reused
     # a running scan's writer holds the ids of resources, checks and policies it has not
     # referenced yet: while one runs, nothing unreferenced is deleted
     running = connection.execute(select(t.runs.c.run_id).where(t.runs.c.status == RunStatus.RUNNING).limit(1)).first()

@@ -26,7 +26,7 @@ from scanner.store.tables import VERSION_TABLE
 if TYPE_CHECKING:
     from alembic.config import Config
 
-HEAD_REVISION = "0009"
+HEAD_REVISION = "0010"
 """The newest revision in ``migrations/`` (a test keeps them equal): a database at it is
 opened without loading Alembic."""
 

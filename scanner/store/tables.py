@@ -4,7 +4,9 @@ Tables: ``runs`` and what each saw of ``sources`` (``run_sources``); ``policies`
 per content digest) and ``run_policies``; ``checks`` (a policy rule's stable identity);
 ``resources`` (stable identity) and their per-run ``resource_observations`` (provenance);
 ``results``; ``run_tallies`` (per-run counts the summaries and trends read); ``findings``
-(failure lifecycles); ``scan_errors``; ``locks``.
+(failure lifecycles); ``scan_errors``; ``locks``; ``result_cache`` (results a later scan may
+reuse, by resource content) and ``shard_cache`` (what a shard of a source gave, by its inputs):
+``scanner.store.result_cache``.
 
 The store's statements are written against these tables; ``models`` maps a typed declarative
 class onto each. Core alone is what a scan loads: the ORM is several times its import cost.
@@ -29,6 +31,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -323,4 +326,25 @@ chain_anchors = Table(
     _required("position", Integer),
     _required("chain_digest", String(80)),
     _required("pruned_at", UTCDateTime),
+)
+
+# What the rules gave for one resource document, by the digest of its content: each entry the
+# results of one policy under one evaluation key (``scanner.scan_cache``), reused by later scans
+# while nothing that decides them changed. ``last_run_id``: the last run that wrote or reused the
+# row; retention deletes the rows no kept run used.
+result_cache = Table(
+    "result_cache", metadata,
+    Column("document_digest", String(64), primary_key=True),
+    _required("entries", LargeBinary),
+    _required("last_run_id", Integer, index=True),
+)
+
+# What one shard of a source gave (its resources, results, errors and counts), by the digest of
+# everything that decides it (``scanner.scan_replay``): a later scan of the same inputs sends it
+# again without reading the shard. ``last_run_id`` as in ``result_cache``.
+shard_cache = Table(
+    "shard_cache", metadata,
+    Column("shard_key", String(64), primary_key=True),
+    _required("output", LargeBinary),
+    _required("last_run_id", Integer, index=True),
 )

@@ -8,7 +8,7 @@ the finding lifecycles and flips the status in one transaction.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import islice
 from types import TracebackType
@@ -33,6 +33,7 @@ from scanner.store.records import (
     SourceRecord,
     result_rows,
 )
+from scanner.store.result_cache import write_entries, write_shard_outputs
 
 DEFAULT_BATCH = 10_000
 # where the tallies read a written result row
@@ -172,6 +173,17 @@ class RunWriter:
         while batch := list(islice(iterator, self._batch_size)):
             written += self.add_result_rows([result_rows(batch)])
         return written
+
+    def add_cache_entries(self, entries: Mapping[str, bytes], reused: Iterable[str]) -> None:
+        """Store result cache entries (document digest -> entries) made by this run, and mark the
+        digests it ``reused`` (``scanner.store.result_cache``)."""
+        with self._write("add result cache entries") as connection:
+            write_entries(connection, self.run_id, entries, reused)
+
+    def add_shard_outputs(self, outputs: Mapping[str, bytes], replayed: Iterable[str]) -> None:
+        """Store shard outputs (shard key -> output) made by this run, and mark the keys it ``replayed``."""
+        with self._write("add shard outputs") as connection:
+            write_shard_outputs(connection, self.run_id, outputs, replayed)
 
     def _count(self, rows: list[tuple[Any, ...]]) -> None:
         """Add committed result rows (``bulk.RESULT_COLUMNS``) to the run's tallies."""
