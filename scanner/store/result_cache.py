@@ -1,8 +1,9 @@
 """The result cache's rows: read them by key, write what a run made or reused, prune.
 
 A ``result_cache`` row is one resource document's reusable results: its digest, its entries
-(opaque bytes here, encoded by the scan) and the last run that wrote or reused it; a
-``shard_cache`` row is one shard's output under its shard key, likewise.
+(opaque bytes here, encoded by the scan) and the last run that wrote it or, every
+``TOUCH_AFTER`` runs, reused it; a ``shard_cache`` row is one shard's output under its shard
+key, likewise.
 
 A scan's workers read the rows of the documents and shards they meet, each through a
 connection of its own; the scan writes rows with the run's results, each batch in its own
@@ -24,7 +25,7 @@ ON CONFLICT (document_digest) DO UPDATE SET entries = excluded.entries, last_run
 """)
 
 _TOUCH = text("UPDATE result_cache SET last_run_id = :run WHERE document_digest IN :digests "
-              "AND last_run_id < :run").bindparams(bindparam("digests", expanding=True))
+              "AND last_run_id < :stale").bindparams(bindparam("digests", expanding=True))
 
 _SHARD_UPSERT = text("""
 INSERT INTO shard_cache (shard_key, output, last_run_id) VALUES (:key, :output, :run)
@@ -32,12 +33,17 @@ ON CONFLICT (shard_key) DO UPDATE SET output = excluded.output, last_run_id = ex
 """)
 
 _SHARD_TOUCH = text("UPDATE shard_cache SET last_run_id = :run WHERE shard_key IN :keys "
-                    "AND last_run_id < :run").bindparams(bindparam("keys", expanding=True))
+                    "AND last_run_id < :stale").bindparams(bindparam("keys", expanding=True))
 
 _PRUNE = tuple(text(f"DELETE FROM {table} WHERE last_run_id < COALESCE((SELECT MIN(run_id) FROM runs), :none)")
                for table in ("result_cache", "shard_cache"))
 
 CHUNK = 500
+
+TOUCH_AFTER = 16
+"""Runs after which a reused row's ``last_run_id`` is moved to the run reusing it: not every
+night (each update writes the row again: on PostgreSQL a new row version), at the price of a row
+in use being pruned up to that many runs early (it is then evaluated and written again)."""
 
 
 def read_entries(connection: Connection, digests: Iterable[str]) -> dict[str, bytes]:
@@ -60,7 +66,8 @@ def write_entries(connection: Connection, run_id: int, entries: Mapping[str, byt
                                      for digest, blob in entries.items()])
     digests = sorted(set(reused))
     for start in range(0, len(digests), CHUNK):
-        connection.execute(_TOUCH, {"run": run_id, "digests": digests[start:start + CHUNK]})
+        connection.execute(_TOUCH, {"run": run_id, "stale": run_id - TOUCH_AFTER,
+                                    "digests": digests[start:start + CHUNK]})
 
 
 def read_shard_outputs(connection: Connection, keys: Iterable[str]) -> dict[str, bytes]:
@@ -82,7 +89,8 @@ def write_shard_outputs(connection: Connection, run_id: int, outputs: Mapping[st
                                            for key, blob in outputs.items()])
     keys = sorted(set(replayed))
     for start in range(0, len(keys), CHUNK):
-        connection.execute(_SHARD_TOUCH, {"run": run_id, "keys": keys[start:start + CHUNK]})
+        connection.execute(_SHARD_TOUCH, {"run": run_id, "stale": run_id - TOUCH_AFTER,
+                                          "keys": keys[start:start + CHUNK]})
 
 
 def prune_entries(connection: Connection) -> int:

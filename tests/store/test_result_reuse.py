@@ -15,6 +15,7 @@ from scanner import scan
 from scanner.config import load_config
 from scanner.scan.runner import ScanOutcome
 from scanner.store import Store
+from scanner.store.result_cache import TOUCH_AFTER, prune_entries, read_entries, write_entries
 from tests.scan.conftest import POLICY, git, pod
 from tests.store.conftest import BACKENDS, POSTGRES_URL, with_search_path
 
@@ -195,3 +196,19 @@ def test_reuse_cache_rows_go_with_the_runs_that_used_them(databases: tuple[str, 
             assert [connection.execute(text(f"SELECT COUNT(*) FROM {table}")).scalar_one()
                     for table in ("result_cache", "shard_cache")] == [0, 0]
     assert estate.scan(reuse, "after").reused == 0
+
+
+@pytest.mark.parametrize(("reused_by", "last_run"), [
+    (5, 1),
+    (TOUCH_AFTER + 1, 1),
+    (TOUCH_AFTER + 2, TOUCH_AFTER + 2),
+], ids=["reused-soon-after-is-not-written-again", "reused-at-the-limit-is-not-written-again",
+        "reused-later-moves-to-the-run"])
+def test_reuse_rows_reused_move_to_the_run_now_and_then(store: Store, reused_by: int, last_run: int) -> None:
+    with store.engine.begin() as connection:
+        write_entries(connection, 1, {"d1": b"one"}, [])
+        write_entries(connection, reused_by, {"d2": b"two"}, ["d1"])
+        rows = dict(connection.execute(text("SELECT document_digest, last_run_id FROM result_cache")).all())
+        assert rows == {"d1": last_run, "d2": reused_by}
+        assert read_entries(connection, ["d1", "d2", "d3"]) == {"d1": b"one", "d2": b"two"}
+        assert prune_entries(connection) == 2  # no run is left: nothing is kept
