@@ -7,6 +7,7 @@ import pathlib
 import textwrap
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -107,22 +108,24 @@ class Estate:
         git(self.repo, "add", "-A")
         git(self.repo, "commit", "-q", "-m", "change")
 
-    def scan(self, url: str, name: str) -> ScanOutcome:
+    def scan(self, url: str, name: str, *, tree: str = "git", jobs: int = 1) -> ScanOutcome:
+        """Scan the repository (as a Git source, or its working tree as a directory) and the export."""
         folder = self.base / name
         folder.mkdir(exist_ok=True)
         path = folder / "scanner.yaml"
+        source = f"git: {{url: {self.repo}, ref: main}}" if tree == "git" else f"directory: {{path: {self.repo}}}"
         path.write_text(textwrap.dedent(f"""\
             database: {{url: "{url}"}}
             policies: [{{path: {self.policies}}}]
             sources:
               - name: gitops
-                git: {{url: {self.repo}, ref: main}}
+                {source}
               - name: live
                 export: {{path: {self.base / "exports"}}}
             reports: {{out: {folder / "reports"}, formats: []}}
             scan: {{cache_dir: {folder / "cache"}, fail_on: never}}
             """))
-        return scan.run(load_config(str(path)), jobs=1)
+        return scan.run(load_config(str(path)), jobs=jobs)
 
 
 def stored(url: str, run_id: int) -> tuple[list[str], list[str]]:
@@ -134,12 +137,12 @@ def stored(url: str, run_id: int) -> tuple[list[str], list[str]]:
     return results, errors
 
 
-def from_scratch(estate: Estate, url: str, name: str) -> tuple[list[str], list[str]]:
+def from_scratch(estate: Estate, url: str, name: str, **options: Any) -> tuple[list[str], list[str]]:
     """What a scan of the same inputs into a database without any earlier run stores."""
     with Store(url) as store, store.engine.begin() as connection:
         for table in ("result_cache", "shard_cache"):
             connection.execute(text(f"DELETE FROM {table}"))
-    outcome = estate.scan(url, name)
+    outcome = estate.scan(url, name, **options)
     assert (outcome.reused, outcome.replayed) == (0, 0)
     return stored(url, outcome.run_id)
 
@@ -166,6 +169,17 @@ def test_reuse_every_mode_stores_what_a_scan_from_scratch_stores(databases: tupl
     assert (reworded.replayed, reworded.evaluated) == (0, 8)
     assert reworded.reused > 0
     assert stored(reuse, reworded.run_id) == from_scratch(estate, scratch, "scratch-policy")
+
+
+def test_reuse_directory_is_read_again_but_not_evaluated_with_workers(databases: tuple[str, str],
+                                                                      tmp_path: pathlib.Path) -> None:
+    reuse, scratch = databases
+    estate = Estate(tmp_path)
+    estate.scan(reuse, "first", tree="directory", jobs=2)
+    again = estate.scan(reuse, "again", tree="directory", jobs=2)
+    # the export's two shards are sent again; the directory is read, and nothing evaluated
+    assert (again.replayed, again.evaluated) == (2, 0) and again.reused > 0
+    assert stored(reuse, again.run_id) == from_scratch(estate, scratch, "scratch", tree="directory", jobs=2)
 
 
 def test_reuse_never_keeps_what_a_policy_reading_the_time_gave(databases: tuple[str, str],
