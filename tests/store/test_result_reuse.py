@@ -14,11 +14,13 @@ from sqlalchemy import create_engine, text
 
 from scanner import scan
 from scanner.config import load_config
+from scanner.engine.types import RuleStatus
 from scanner.scan.runner import ScanOutcome
 from scanner.store import Store
 from scanner.store.result_cache import TOUCH_AFTER, prune_entries, read_entries, write_entries
 from tests.scan.conftest import POLICY, git, pod
-from tests.store.conftest import BACKENDS, POSTGRES_URL, with_search_path
+from tests.store import scan_helpers
+from tests.store.conftest import BACKENDS, POSTGRES_URL, day, with_search_path
 
 SERVICE_POLICY = """\
 apiVersion: kyverno.io/v1
@@ -226,3 +228,18 @@ def test_reuse_rows_reused_move_to_the_run_now_and_then(store: Store, reused_by:
         assert rows == {"d1": last_run, "d2": reused_by}
         assert read_entries(connection, ["d1", "d2", "d3"]) == {"d1": b"one", "d2": b"two"}
         assert prune_entries(connection) == 2  # no run is left: nothing is kept
+
+
+def test_reuse_migration_keeps_every_past_run_as_it_was(database_url: str) -> None:
+    """Revision 0010 adds the caches and changes no stored run: each link's content digest, and the
+    chain, verify the same after the upgrade and after the downgrade."""
+    with Store(database_url, check_schema=False) as store:
+        store.upgrade("0009")
+        outcome = {scan_helpers.pod("a"): {("require-labels", "check"): RuleStatus.FAIL},
+                   scan_helpers.pod("b"): {("require-labels", "check"): RuleStatus.PASS}}
+        runs = [scan_helpers.scan(store, day(n), outcome) for n in (1, 2)]
+        before = [store.chain_link(run) for run in runs]
+        store.upgrade()
+        assert [store.chain_link(run) for run in runs] == before and store.verify_chain().ok
+        store.downgrade("0009")
+        assert [store.chain_link(run) for run in runs] == before and store.verify_chain().ok
