@@ -37,7 +37,7 @@ sources:
   - name: cluster
     export: {{path: {work}/repo/cluster-exports}}
 reports: {{out: {work}/reports, formats: [html, json]}}
-scan: {{cache_dir: {work}/cache, fail_on: never}}
+scan: {{cache_dir: {work}/cache, fail_on: never, reuse: true}}
 """
 
 # one scan in a process of its own, as ``scanner scan`` runs it; prints what it did as JSON

@@ -133,6 +133,7 @@ class ScanConfig:
     cache_dir: str = ".scanner-cache"
     misfire_grace_seconds: int = 3600
     strict_policies: bool = False
+    reuse: bool = False  # nightly scans reuse what earlier scans stored (result and shard caches)
 
 
 @dataclass(frozen=True, slots=True)

@@ -240,8 +240,10 @@ def _known_timezone(name: str) -> bool:
 
 
 def read_scan(r: Reader, raw: Any) -> ScanConfig:
-    """``scan``: workers, the exit-code threshold, the clone cache, the scheduler's grace, strictness."""
-    sc = r.mapping(raw, ["scan"], {"jobs", "fail_on", "cache_dir", "misfire_grace_seconds", "strict_policies"})
+    """``scan``: workers, the exit-code threshold, the clone cache, the scheduler's grace, strictness,
+    result reuse."""
+    sc = r.mapping(raw, ["scan"], {"jobs", "fail_on", "cache_dir", "misfire_grace_seconds", "strict_policies",
+                                   "reuse"})
     fail_on = sc.get("fail_on", "enforce")
     if fail_on not in FAIL_ON:
         raise r.fail(["scan", "fail_on"], f"must be one of {', '.join(FAIL_ON)}")
@@ -252,4 +254,5 @@ def read_scan(r: Reader, raw: Any) -> ScanConfig:
         misfire_grace_seconds=r.integer(sc.get("misfire_grace_seconds"), ["scan", "misfire_grace_seconds"], 3600, 1)
         or 3600,
         strict_policies=r.boolean(sc.get("strict_policies"), ["scan", "strict_policies"], False),
+        reuse=r.boolean(sc.get("reuse"), ["scan", "reuse"], False),
     )

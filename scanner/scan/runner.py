@@ -207,7 +207,7 @@ def _load_inputs(config: Config, selected: list[SourceConfig], started_at: datet
         progress.stage("indexing resources for cluster look-ups")
         lookups = cluster_lookups(selected, config, prefetch)
     reuse = ReuseSetup(evaluation_keys(policy_set.policies, [e.raw for e in exceptions], values_text(config),
-                                       __version__, lookups), config.database_url)
+                                       __version__, lookups), config.database_url) if config.scan.reuse else None
     setup = EvaluationSetup(raw_policies, values, tuple(e.raw for e in exceptions), started_at, lookups,
                             {cfg.name: cfg.cluster_name for cfg in config.sources}, reuse)
     return _Inputs(policy_set, not_evaluated, setup, (policy_set.policies, exceptions))

@@ -110,7 +110,7 @@ class Estate:
         git(self.repo, "add", "-A")
         git(self.repo, "commit", "-q", "-m", "change")
 
-    def scan(self, url: str, name: str, *, tree: str = "git", jobs: int = 1) -> ScanOutcome:
+    def scan(self, url: str, name: str, *, tree: str = "git", jobs: int = 1, reuse: bool = True) -> ScanOutcome:
         """Scan the repository (as a Git source, or its working tree as a directory) and the export."""
         folder = self.base / name
         folder.mkdir(exist_ok=True)
@@ -125,7 +125,7 @@ class Estate:
               - name: live
                 export: {{path: {self.base / "exports"}}}
             reports: {{out: {folder / "reports"}, formats: []}}
-            scan: {{cache_dir: {folder / "cache"}, fail_on: never}}
+            scan: {{cache_dir: {folder / "cache"}, fail_on: never, reuse: {str(reuse).lower()}}}
             """))
         return scan.run(load_config(str(path)), jobs=jobs)
 
@@ -171,6 +171,18 @@ def test_reuse_every_mode_stores_what_a_scan_from_scratch_stores(databases: tupl
     assert (reworded.replayed, reworded.evaluated) == (0, 8)
     assert reworded.reused > 0
     assert stored(reuse, reworded.run_id) == from_scratch(estate, scratch, "scratch-policy")
+
+
+def test_reuse_is_off_unless_the_config_asks(databases: tuple[str, str], tmp_path: pathlib.Path) -> None:
+    url, _ = databases
+    estate = Estate(tmp_path)
+    first = estate.scan(url, "first", reuse=False)
+    again = estate.scan(url, "again", reuse=False)  # evaluated again, nothing stored for reuse
+    assert (again.reused, again.replayed) == (0, 0) and again.evaluated == first.evaluated == 0
+    with Store(url) as store, store.engine.connect() as connection:
+        assert [connection.execute(text(f"SELECT count(*) FROM {t}")).scalar_one()
+                for t in ("result_cache", "shard_cache")] == [0, 0]
+    assert stored(url, again.run_id) == stored(url, first.run_id)
 
 
 def test_reuse_directory_is_read_again_but_not_evaluated_with_workers(databases: tuple[str, str],
