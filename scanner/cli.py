@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "db": "scanner.commands.db:db",
     "runs": "scanner.commands.runs:runs",
     "jp": "scanner.commands.jp:jp",
+    "enqueue": "scanner.commands.distributed:enqueue",
+    "worker": "scanner.commands.distributed:worker",
 }
 
 EXIT_USAGE = 2

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("config", ("scanner.config",)),
     ("middle", ("scanner.sources", "scanner.policies", "scanner.store", "scanner.report", "scanner.lookup")),
     ("orchestration", ("scanner.scan", "scanner.kyvernocli")),
+    ("distributed", ("scanner.distributed",)),
     ("entry", ("scanner.cli", "scanner.commands", "scanner.schedule", "scanner.__main__")),
 )
 # units of one layer that may import each other: the entry points call one another's commands

@@ -2,7 +2,8 @@
 
 A run records its owner's host and pid and beats every few seconds from a background
 thread. A ``running`` run is interrupted when its owner is a dead process on this host,
-or when its heartbeat is older than the store's ``stale_after``.
+or when its heartbeat is older than the store's ``stale_after``. A run owned by a task queue
+(``QUEUE_OWNER_PID``: ``scanner enqueue``) has no one process to watch: its last task ends it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from scanner.store.prune import discard_partial
 from scanner.store.records import RunStatus
 
 HOST = socket.gethostname()
+QUEUE_OWNER_PID = -1  # the owner pid of a run whose shards are jobs of a task queue
 
 
 def utc_now() -> datetime:
@@ -66,8 +68,8 @@ def mark_interrupted(engine: Engine, stale_after: timedelta) -> list[int]:
         rows = connection.execute(
             select(t.runs.c.run_id, t.runs.c.owner_host, t.runs.c.owner_pid, t.runs.c.heartbeat_at)
             .where(t.runs.c.status == RunStatus.RUNNING)).all()
-    dead = [row for row in rows
-            if owner_dead(row.owner_host, row.owner_pid, row.heartbeat_at, now, stale_after)]
+    dead = [row for row in rows if row.owner_pid != QUEUE_OWNER_PID
+            and owner_dead(row.owner_host, row.owner_pid, row.heartbeat_at, now, stale_after)]
     marked: list[int] = []
     if not dead:
         return marked

@@ -25,6 +25,7 @@ from scanner.store.finish import finish_run
 from scanner.store.liveness import reclaim, run_heartbeat, utc_now
 from scanner.store.records import (
     ErrorRecord,
+    FailureAction,
     PolicyRecord,
     ResourceRecord,
     ResultRecord,
@@ -69,7 +70,44 @@ class RunWriter:
         self._loaded_sources: set[str] = set()
         self._marks: dict[str, int] = {}
         self._status: RunStatus | None = None
+        self._pinned: Connection | None = None
         self._beater = run_heartbeat(engine, run_id, heartbeat_interval)
+
+    @classmethod
+    def attach(cls, engine: Engine, url: URL, run_id: int, *, batch_size: int = DEFAULT_BATCH) -> RunWriter:
+        """A writer adding to a run begun elsewhere (by another process or machine), with the
+        sources and policies stored for it; it beats no heartbeat and does not finish the run."""
+        writer = cls(engine, url, run_id, batch_size=batch_size, heartbeat_interval=3600.0)
+        writer._beater.stop()
+        with translate_errors(url, f"run {run_id}: attach"), engine.connect() as connection:
+            for name, source_id, error in connection.execute(
+                    select(t.sources.c.name, t.sources.c.source_id, t.run_sources.c.error)
+                    .join(t.run_sources, t.run_sources.c.source_id == t.sources.c.source_id)
+                    .where(t.run_sources.c.run_id == run_id)):
+                writer._sources[name] = source_id
+                writer._source_errors[name] = bool(error)
+            p = t.policies.c
+            for row in connection.execute(
+                    select(p.policy_id, p.kind, p.name, p.digest, p.namespace, p.title, p.category, p.severity,
+                           p.description, p.failure_action, p.scored)
+                    .join(t.run_policies, t.run_policies.c.policy_id == p.policy_id)
+                    .where(t.run_policies.c.run_id == run_id)):
+                record = PolicyRecord(row.kind, row.name, row.digest, row.namespace, row.title, row.category,
+                                      row.severity, row.description, FailureAction(row.failure_action), row.scored)
+                writer._policies[record.ref] = (row.policy_id, record)
+        return writer
+
+    @contextmanager
+    def transaction(self, doing: str) -> Iterator[Connection]:
+        """One transaction for every write made inside the block: all of them commit, or none."""
+        self._check_open()
+        with translate_errors(self._url, f"run {self.run_id}: {doing}"), \
+                write_connection(self._engine) as connection:
+            self._pinned = connection
+            try:
+                yield connection
+            finally:
+                self._pinned = None
 
     @property
     def status(self) -> RunStatus:
@@ -78,6 +116,9 @@ class RunWriter:
     @contextmanager
     def _write(self, doing: str) -> Iterator[Connection]:
         self._check_open()
+        if self._pinned is not None:  # inside ``transaction``
+            yield self._pinned
+            return
         with translate_errors(self._url, f"run {self.run_id}: {doing}"), \
                 write_connection(self._engine) as connection:
             yield connection
