@@ -1,0 +1,222 @@
+"""Three worker processes share a queued run of six sources; one is killed with SIGKILL while it
+holds a job (its shard evaluated, its transaction open). The run still ends succeeded with
+exactly the rows ``scanner scan`` stores for the same config, and no row twice."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from sqlalchemy import create_engine, text
+
+from scanner.store import Store
+from tests.store.conftest import POSTGRES_URL, with_search_path
+
+pytestmark = pytest.mark.postgres
+
+SOURCES = 6
+SHARDS = 2
+POLICY = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: require-team}
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: team
+    match: {any: [{resources: {kinds: [Pod, Deployment]}}]}
+    validate:
+      message: team label required
+      pattern: {metadata: {labels: {team: "?*"}}}
+---
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: no-latest}
+spec:
+  validationFailureAction: Audit
+  rules:
+  - name: tag
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      message: no latest tag
+      pattern: {spec: {containers: [{image: "!*:latest"}]}}
+"""
+
+# what identifies a stored row across two databases (ids differ)
+RESULTS = """
+SELECT s.name, x.api_version, x.kind, x.namespace, x.name, o.path, o.document_index, o.line, p.name, c.rule, r.status,
+       r.action, r.message, r.path
+FROM results r JOIN resource_observations o ON o.observation_id = r.observation_id
+JOIN resources x ON x.resource_id = r.resource_id JOIN sources s ON s.source_id = x.source_id
+JOIN checks c ON c.check_id = r.check_id JOIN policies p ON p.policy_id = r.policy_id
+WHERE r.run_id = :run ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14
+"""
+OBSERVATIONS = """
+SELECT s.name, x.kind, x.namespace, x.name, o.path, o.document_index, o.item_index, o.line
+FROM resource_observations o JOIN resources x ON x.resource_id = o.resource_id
+JOIN sources s ON s.source_id = x.source_id WHERE o.run_id = :run ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+"""
+ERRORS = """
+SELECT COALESCE(s.name, ''), e.kind, e.path, e.line, e.message FROM scan_errors e
+LEFT JOIN sources s ON s.source_id = e.source_id WHERE e.run_id = :run ORDER BY 1, 2, 3, 4, 5
+"""
+FINDINGS = """
+SELECT s.name, x.kind, x.namespace, x.name, c.rule, f.first_run_id = :run, f.resolved_run_id IS NULL
+FROM findings f JOIN resources x ON x.resource_id = f.resource_id JOIN sources s ON s.source_id = f.source_id
+JOIN checks c ON c.check_id = f.check_id ORDER BY 1, 2, 3, 4, 5
+"""
+RUN = ("SELECT status, resource_count, result_count, pass_count, fail_count, warn_count, error_count, skip_count, "
+       "error_record_count FROM runs WHERE run_id = :run")
+TALLIES = ("SELECT s.name, t.namespace, c.rule, t.status, t.count FROM run_tallies t "
+           "JOIN sources s ON s.source_id = t.source_id JOIN checks c ON c.check_id = t.check_id "
+           "WHERE t.run_id = :run ORDER BY 1, 2, 3, 4")
+
+
+def write_project(base: pathlib.Path) -> None:
+    (base / "policies").mkdir()
+    (base / "policies" / "policies.yaml").write_text(POLICY)
+    for s in range(SOURCES):
+        folder = base / f"src{s}"
+        folder.mkdir()
+        for f in range(12):
+            docs = []
+            for d in range(5):
+                labels = "{team: a}" if (f + d + s) % 3 else "{}"
+                image = "nginx:latest" if d % 2 else "nginx:1.25"
+                docs.append(f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{f}-{d}, namespace: ns{s % 2}, "
+                            f"labels: {labels}}}\nspec: {{containers: [{{name: c, image: '{image}'}}]}}\n")
+            (folder / f"pods{f}.yaml").write_text("---\n".join(docs))
+        (folder / "broken.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [unclosed\n")
+
+
+def write_config(base: pathlib.Path, name: str, url: str) -> pathlib.Path:
+    sources = "".join(f"  - name: s{s}\n    directory: {{path: src{s}}}\n" for s in range(SOURCES))
+    path = base / f"{name}.yaml"
+    path.write_text(f"database: {{url: '{url}'}}\npolicies: [{{path: policies}}]\nsources:\n{sources}"
+                    f"reports: {{out: reports-{name}, formats: [json]}}\nscan: {{jobs: 2}}\n")
+    return path
+
+
+@pytest.fixture
+def schemas() -> Iterator[tuple[str, str]]:
+    """Two fresh PostgreSQL schemas at the store's head: one for the scan, one for the queue."""
+    names = [f"scanner_dist_{uuid.uuid4().hex[:10]}" for _ in range(2)]
+    admin = create_engine(POSTGRES_URL)
+    with admin.begin() as connection:
+        for name in names:
+            connection.execute(text(f'CREATE SCHEMA "{name}"'))
+    urls = [with_search_path(POSTGRES_URL, name) for name in names]
+    for url in urls:
+        Store(url, check_schema=False).upgrade()
+    try:
+        yield urls[0], urls[1]
+    finally:
+        with admin.begin() as connection:
+            for name in names:
+                connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+        admin.dispose()
+
+
+def scanner(base: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "from scanner.cli import run; run()", *args], cwd=base,
+                            env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+
+
+def libpq(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+def rows(url: str, query: str, run_id: int) -> list[tuple]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(text(query), {"run": run_id})]
+    finally:
+        engine.dispose()
+
+
+def wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_killed_worker_leaves_the_run_as_a_single_scan_writes_it(tmp_path: pathlib.Path,
+                                                                   schemas: tuple[str, str]) -> None:
+    scan_url, queue_url = schemas
+    write_project(tmp_path)
+    scan = scanner(tmp_path, "scan", "--config", str(write_config(tmp_path, "scan", scan_url)), "-q")
+    out, _ = scan.communicate(timeout=120)
+    assert scan.returncode == 1, out  # enforce failures: the gate fails
+    queue_config = str(write_config(tmp_path, "queue", queue_url))
+    enqueue = scanner(tmp_path, "enqueue", "--config", queue_config, "--shards", str(SHARDS))
+    out, _ = enqueue.communicate(timeout=120)
+    assert enqueue.returncode == 0 and f"{SOURCES * SHARDS} jobs enqueued" in out, out
+    run_id = int(out.split()[1].rstrip(":"))
+
+    held = psycopg.connect(libpq(queue_url))  # holds one shard's row: its worker blocks in its transaction
+    held.execute("SELECT 1 FROM scanner_queue_shards WHERE run_id = %s AND source = 's3' AND shard = 1 FOR UPDATE",
+                 (run_id,))
+    watch = psycopg.connect(libpq(queue_url), autocommit=True)  # sees each poll afresh
+    victim = -1
+    workers = [scanner(tmp_path, "worker", "--config", queue_config, "--heartbeat", "0.3", "--stalled-after", "2",
+                       env={"PGAPPNAME": f"worker-{i}"}) for i in range(3)]
+    try:
+        def blocked() -> str | None:
+            found = watch.execute("SELECT application_name FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                 "AND application_name LIKE 'worker-%%'").fetchone()
+            return found[0] if found else None
+
+        victim = int(wait_for(blocked, 120, "a worker to hold the shard's job").split("-")[1])
+        workers[victim].send_signal(signal.SIGKILL)
+        workers[victim].wait(timeout=30)
+        held.rollback()
+
+        def finished() -> bool:
+            status = watch.execute("SELECT status FROM runs WHERE run_id = %s", (run_id,)).fetchone()
+            return status is not None and status[0] != "running"
+
+        wait_for(finished, 180, "the run to be assembled")
+        retried = watch.execute("SELECT attempts FROM procrastinate_jobs WHERE task_name = 'scanner.scan_shard' "
+                               "AND args->>'source' = 's3' AND (args->>'shard')::int = 1").fetchone()
+        states = watch.execute("SELECT status, worker, source, shard FROM scanner_queue_shards WHERE run_id = %s",
+                               (run_id,)).fetchall()
+        assemblies = watch.execute("SELECT COUNT(*) FROM procrastinate_jobs WHERE task_name = 'scanner.assemble_run'"
+                                  ).fetchone()
+    finally:
+        held.close()
+        watch.close()
+        for i, worker in enumerate(workers):
+            if i != victim:
+                worker.terminate()
+        for worker in workers:
+            worker.wait(timeout=60)
+    assert retried is not None and retried[0] == 2  # the killed attempt, put back in the queue, and the retry
+    assert len(states) == SOURCES * SHARDS and all(state[0] == "done" for state in states)
+    written_by = {(source, shard): worker for _, worker, source, shard in states}
+    assert not written_by["s3", 1].endswith(f":{workers[victim].pid}")  # by a worker alive
+    assert assemblies[0] >= 1
+    scanned = rows(scan_url, "SELECT run_id FROM runs", 0)
+    assert len(scanned) == 1
+    scan_run = scanned[0][0]
+    for query in (RUN, RESULTS, OBSERVATIONS, ERRORS, TALLIES, FINDINGS):
+        expected, got = rows(scan_url, query, scan_run), rows(queue_url, query, run_id)
+        assert got == expected, query
+    assert rows(queue_url, RUN, run_id)[0][0] == "succeeded"
+    results = rows(queue_url, RESULTS, run_id)
+    assert len(results) == len(set(results))  # no row written twice
+    assert len(results) == SOURCES * 12 * 5 * 2  # every pod: a result of each policy
+    assert (tmp_path / "reports-queue" / f"scanner-run-{run_id}.json").exists()
