@@ -8,6 +8,7 @@ import os
 from scanner.config import Config, load_config
 from scanner.distributed.bookkeeping import QueuedRun
 from scanner.distributed.plan import RunPlan, plan_run, selected_sources
+from scanner.distributed.queue import conninfo
 from scanner.errors import ConfigError
 from scanner.scan.workers import setup_worker
 from scanner.store.liveness import HOST
@@ -18,6 +19,7 @@ class WorkerState:
     def __init__(self, config_path: str) -> None:
         self.config_path = config_path
         self.config = load_config(config_path)
+        conninfo(self.config.database_url)  # PostgreSQL only: refused before the store opens
         self.store = Store(self.config.database_url)
         self.name = f"{HOST}:{os.getpid()}"
         self._plan: tuple[int, RunPlan] | None = None
