@@ -101,7 +101,7 @@ def serve(config_path: str, *, heartbeat: float = 10.0, stalled_after: float = 3
 def serve_many(argv: list[str], concurrency: int) -> int:
     """``concurrency`` worker processes, each ``scanner worker`` with ``argv`` and concurrency 1;
     a SIGTERM or Ctrl-C is passed on to them. Returns the first non-zero exit code."""
-    command = [sys.executable, "-c", "from scanner.cli import run; run()", "worker", *argv, "--concurrency", "1"]
+    command = [sys.executable, "-m", "scanner", "worker", *argv, "--concurrency", "1"]
     children = [subprocess.Popen(command) for _ in range(concurrency)]
 
     def stop(signum: int, _frame: object) -> None:
