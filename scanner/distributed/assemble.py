@@ -11,7 +11,7 @@ from sqlalchemy import Connection, select, text, update
 
 from scanner.distributed import bookkeeping
 from scanner.distributed.state import WorkerState
-from scanner.errors import StoreError
+from scanner.errors import ConfigError, StoreError
 from scanner.scan.report_data import render_configured_reports
 from scanner.store import tables as t
 from scanner.store.connect import translate_errors, write_connection
@@ -45,7 +45,12 @@ def assemble(state: WorkerState, run_id: int) -> RunStatus | None:
         if status == RunStatus.RUNNING:
             status = _finish(connection, run_id, queued)
     if queued.reports_at is None and status != RunStatus.RUNNING:
-        config = state.config_of(queued.config_digest)
+        try:
+            config = state.config_of(queued.config_digest)
+        except ConfigError as exc:  # the run stands; its reports wait for the config it was enqueued with
+            log.error("run %s is %s, but its reports were not rendered: %s; render them with "
+                      "`scanner report --run %s`", run_id, status, exc, run_id)
+            return status
         render_configured_reports(store, run_id, config)
         with write_connection(store.engine) as connection:
             bookkeeping.mark_reported(connection, run_id, utc_now())

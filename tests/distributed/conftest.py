@@ -3,9 +3,14 @@ are deselected without it, as the store suite's PostgreSQL tests are."""
 
 from __future__ import annotations
 
-import pytest
+import uuid
+from collections.abc import Iterator
 
-from tests.store.conftest import POSTGRES_URL
+import pytest
+from sqlalchemy import create_engine, text
+
+from scanner.store import Store
+from tests.store.conftest import POSTGRES_URL, with_search_path
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -15,3 +20,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = [item for item in items if not item.get_closest_marker("postgres")]
+
+
+@pytest.fixture
+def schemas() -> Iterator[tuple[str, str]]:
+    """Two fresh PostgreSQL schemas at the store's head: one for the scan, one for the queue."""
+    names = [f"scanner_dist_{uuid.uuid4().hex[:10]}" for _ in range(2)]
+    admin = create_engine(POSTGRES_URL)
+    with admin.begin() as connection:
+        for name in names:
+            connection.execute(text(f'CREATE SCHEMA "{name}"'))
+    urls = [with_search_path(POSTGRES_URL, name) for name in names]
+    for url in urls:
+        Store(url, check_schema=False).upgrade()
+    try:
+        yield urls[0], urls[1]
+    finally:
+        with admin.begin() as connection:
+            for name in names:
+                connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+        admin.dispose()

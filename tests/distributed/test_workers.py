@@ -4,51 +4,17 @@ exactly the rows ``scanner scan`` stores for the same config, and no row twice."
 
 from __future__ import annotations
 
-import os
 import pathlib
 import signal
-import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Iterator
 
 import psycopg
 import pytest
 from sqlalchemy import create_engine, text
 
-from scanner.store import Store
-from tests.store.conftest import POSTGRES_URL, with_search_path
+from tests.distributed.project import SHARDS, SOURCES, libpq, scanner, write_config, write_project
 
 pytestmark = pytest.mark.postgres
-
-SOURCES = 6
-SHARDS = 2
-POLICY = """\
-apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata: {name: require-team}
-spec:
-  validationFailureAction: Enforce
-  rules:
-  - name: team
-    match: {any: [{resources: {kinds: [Pod, Deployment]}}]}
-    validate:
-      message: team label required
-      pattern: {metadata: {labels: {team: "?*"}}}
----
-apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata: {name: no-latest}
-spec:
-  validationFailureAction: Audit
-  rules:
-  - name: tag
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate:
-      message: no latest tag
-      pattern: {spec: {containers: [{image: "!*:latest"}]}}
-"""
 
 # what identifies a stored row across two databases (ids differ)
 RESULTS = """
@@ -78,61 +44,6 @@ RUN = ("SELECT status, resource_count, result_count, pass_count, fail_count, war
 TALLIES = ("SELECT s.name, t.namespace, c.rule, t.status, t.count FROM run_tallies t "
            "JOIN sources s ON s.source_id = t.source_id JOIN checks c ON c.check_id = t.check_id "
            "WHERE t.run_id = :run ORDER BY 1, 2, 3, 4")
-
-
-def write_project(base: pathlib.Path) -> None:
-    (base / "policies").mkdir()
-    (base / "policies" / "policies.yaml").write_text(POLICY)
-    for s in range(SOURCES):
-        folder = base / f"src{s}"
-        folder.mkdir()
-        for f in range(12):
-            docs = []
-            for d in range(5):
-                labels = "{team: a}" if (f + d + s) % 3 else "{}"
-                image = "nginx:latest" if d % 2 else "nginx:1.25"
-                docs.append(f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{f}-{d}, namespace: ns{s % 2}, "
-                            f"labels: {labels}}}\nspec: {{containers: [{{name: c, image: '{image}'}}]}}\n")
-            (folder / f"pods{f}.yaml").write_text("---\n".join(docs))
-        (folder / "broken.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [unclosed\n")
-
-
-def write_config(base: pathlib.Path, name: str, url: str) -> pathlib.Path:
-    sources = "".join(f"  - name: s{s}\n    directory: {{path: src{s}}}\n" for s in range(SOURCES))
-    path = base / f"{name}.yaml"
-    path.write_text(f"database: {{url: '{url}'}}\npolicies: [{{path: policies}}]\nsources:\n{sources}"
-                    f"reports: {{out: reports-{name}, formats: [json]}}\nscan: {{jobs: 2}}\n")
-    return path
-
-
-@pytest.fixture
-def schemas() -> Iterator[tuple[str, str]]:
-    """Two fresh PostgreSQL schemas at the store's head: one for the scan, one for the queue."""
-    names = [f"scanner_dist_{uuid.uuid4().hex[:10]}" for _ in range(2)]
-    admin = create_engine(POSTGRES_URL)
-    with admin.begin() as connection:
-        for name in names:
-            connection.execute(text(f'CREATE SCHEMA "{name}"'))
-    urls = [with_search_path(POSTGRES_URL, name) for name in names]
-    for url in urls:
-        Store(url, check_schema=False).upgrade()
-    try:
-        yield urls[0], urls[1]
-    finally:
-        with admin.begin() as connection:
-            for name in names:
-                connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
-        admin.dispose()
-
-
-def scanner(base: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", "from scanner.cli import run; run()", *args], cwd=base,
-                            env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
-
-
-def libpq(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
 def rows(url: str, query: str, run_id: int) -> list[tuple]:
