@@ -107,12 +107,13 @@ def claim_shard(connection: Connection, run_id: int, source: str, shard: int, wo
 
 
 def record_shard(connection: Connection, run_id: int, source: str, shard: int, resources: int, results: int,
-                 fatal: str) -> None:
+                 fatal: str, finished_at: datetime) -> None:
+    """What the shard's job wrote, and when it ended (its results written, before the commit)."""
     connection.execute(text(
-        "UPDATE scanner_queue_shards SET resources = :resources, results = :results, fatal = :fatal "
-        "WHERE run_id = :run AND source = :source AND shard = :shard"),
+        "UPDATE scanner_queue_shards SET resources = :resources, results = :results, fatal = :fatal, "
+        "finished_at = :finished WHERE run_id = :run AND source = :source AND shard = :shard"),
         {"run": run_id, "source": source, "shard": shard, "resources": resources, "results": results,
-         "fatal": fatal})
+         "fatal": fatal, "finished": finished_at})
 
 
 def pending_shards(connection: Connection, run_id: int) -> int:

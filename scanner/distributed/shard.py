@@ -94,7 +94,7 @@ def _write(state: WorkerState, run_id: int, source: str, shard: int, shards: int
                 collector(message)
             collector.flush()
             bookkeeping.record_shard(connection, run_id, source, shard, source_run.resources,
-                                     sum(collector.tally.counts.values()), "; ".join(source_run.fatal))
+                                     sum(collector.tally.counts.values()), "; ".join(source_run.fatal), utc_now())
     except _AlreadyDone as done:
         log.info("%s: nothing written", done)
         return False
