@@ -63,7 +63,7 @@ def run_shard(state: WorkerState, run_id: int, config_digest: str, source: str, 
     if task is not None:
         run_task(task, messages.append)
     else:
-        messages.append(("done", shard, SourceStats(), problem))
+        messages.append(("done", shard, SourceStats(), problem, None))
     return _write(state, run_id, source, shard, shards, messages, started,
                   SourceRun(source_run.cfg, source_run.source), task)
 
@@ -76,7 +76,7 @@ def record_failure(state: WorkerState, run_id: int, source: str, shard: int, sha
     if queued is None:
         return False
     cfg = next(s for s in state.config.sources if s.name == source)
-    return _write(state, run_id, source, shard, shards, [("done", shard, SourceStats(), why)], utc_now(),
+    return _write(state, run_id, source, shard, shards, [("done", shard, SourceStats(), why, None)], utc_now(),
                   SourceRun(cfg, None), None)
 
 
