@@ -4,8 +4,9 @@ No alembic.ini: the configuration is built here, so ``scanner db upgrade`` works
 installation. The migrations live in the top-level ``migrations/`` folder, reachable as
 ``scanner/store/migrations`` (a link in the source tree, a copy in built wheels).
 
-The migrations build every database, a new SQLite file included (about 0.2 s, once per
-database): the schema is declared in one place.
+A new SQLite database is created from ``sqlite_head.sql``, the schema as the migrations
+leave it at ``HEAD_REVISION`` (a test compares the two), without loading Alembic and running
+every migration: about 0.15 s less for the first scan into a new database file.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ HEAD_REVISION = "0010"
 opened without loading Alembic."""
 
 _HERE = Path(__file__).resolve().parent
+SQLITE_HEAD = _HERE / "sqlite_head.sql"
 
 
 def migrations_dir() -> Path:
@@ -120,6 +122,10 @@ def ensure_schema(engine: Engine, url: URL, *, auto_upgrade: bool) -> None:
         names = _table_names(connection)
         if not _is_empty(connection, names):  # another process created the schema meanwhile
             _check_state(url, read_state(connection))
+        elif engine.dialect.name == "sqlite" and not names:
+            for statement in sqlite_head_statements():
+                connection.exec_driver_sql(statement)
+            connection.execute(text(f"INSERT INTO {VERSION_TABLE} (version_num) VALUES (:v)"), {"v": HEAD_REVISION})
         else:  # also a database downgraded to base: the migrations' own version table is left
             _migrate(connection, "upgrade", "head")
 
@@ -144,6 +150,21 @@ def _check_state(url: URL, state: SchemaState) -> None:
     refuse_foreign(url, state)
     if state.revision != state.head:
         raise StoreError(_revision_problem(url, state))
+
+
+def sqlite_head_statements() -> list[str]:
+    """The statements of ``sqlite_head.sql`` (its comments dropped), in order."""
+    script = "\n".join(line for line in SQLITE_HEAD.read_text().splitlines() if not line.startswith("--"))
+    return [statement.strip() for statement in script.split(";\n") if statement.strip()]
+
+
+def sqlite_schema_script(connection: Connection) -> str:
+    """A SQLite database's schema as ``sqlite_head.sql`` holds it: each statement that
+    created a table or an index, in the order the database keeps them."""
+    rows = connection.exec_driver_sql(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+        "ORDER BY rowid").scalars()
+    return "\n\n".join(f"{sql};" for sql in rows) + "\n"
 
 
 def _revision_problem(url: URL, state: SchemaState) -> str:

@@ -9,23 +9,14 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, create_engine, insert, inspect, text
+from sqlalchemy import create_engine, insert, inspect, text
 from sqlalchemy.exc import IntegrityError
 
 from scanner.errors import StoreError
 from scanner.store import Store
 from scanner.store.models import VERSION_TABLE, Base, Check, Policy, Run, RunSource, RunTally, Source
-from scanner.store.schema import HEAD_REVISION, head_revision
+from scanner.store.schema import HEAD_REVISION, SQLITE_HEAD, head_revision, sqlite_schema_script
 from tests.store.conftest import day
-
-
-def sqlite_schema_script(connection: Connection) -> str:
-    """A SQLite database's schema: each statement that created a table or an index, in the
-    order the database keeps them."""
-    rows = connection.exec_driver_sql(
-        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
-        "ORDER BY rowid").scalars()
-    return "\n\n".join(f"{sql};" for sql in rows) + "\n"
 
 
 def test_schema_upgrade_base_to_head_and_back(database_url: str) -> None:
@@ -86,17 +77,28 @@ def _schema_script(store: Store) -> list[list[str]]:
 
 
 def test_schema_new_sqlite_database_is_the_one_the_migrations_make(tmp_path: Path) -> None:
-    """A scan's new SQLite database is built by the migrations: the same schema as ``scanner db
-    upgrade`` gives, and Alembic takes it for a migrated one."""
+    """``sqlite_head.sql`` gives a new SQLite database the statements the migrations leave in
+    one (as SQLite keeps them, up to the order of table constraints), and Alembic takes it
+    for a migrated one."""
     with Store(f"sqlite:///{tmp_path}/migrated.db", check_schema=False) as migrated:
         migrated.upgrade()
         expected = _schema_script(migrated)
     with Store(f"sqlite:///{tmp_path}/new.db") as created:
-        assert _schema_script(created) == expected
+        assert _schema_script(created) == expected, (
+            f"{SQLITE_HEAD.name} is not what the migrations create: run python scripts/write_sqlite_schema.py")
+        assert f"revision {HEAD_REVISION}," in SQLITE_HEAD.read_text().splitlines()[0]
         assert created.schema_state().revision == HEAD_REVISION
         assert created.downgrade("base").tables == ()
         assert created.upgrade().revision == HEAD_REVISION
         assert _schema_script(created) == expected
+
+
+def test_schema_new_sqlite_database_is_made_without_alembic(tmp_path: Path) -> None:
+    probe = ("import sys; from scanner.store import Store; Store(sys.argv[1]).close(); "
+             "print('alembic' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", probe, f"sqlite:///{tmp_path}/new.db"], capture_output=True,
+                           text=True, check=True).stdout
+    assert shown.strip() == "False"
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
