@@ -6,7 +6,9 @@ installation. The migrations live in the top-level ``migrations/`` folder, reach
 
 A new SQLite database is created from ``sqlite_head.sql``, the schema as the migrations
 leave it at ``HEAD_REVISION`` (a test compares the two), without loading Alembic and running
-every migration: about 0.15 s less for the first scan into a new database file.
+every migration: 0.2 to 0.3 s less for the first scan into a new database file (measured:
+about 5% of a first scan of 10,000 resources). The migrations stay the schema's one
+declaration: this file is written from them (``scripts/write_sqlite_schema.py``).
 """
 
 from __future__ import annotations

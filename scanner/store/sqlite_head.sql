@@ -1,4 +1,4 @@
--- The SQLite schema at revision 0009, as the migrations create it.
+-- The SQLite schema at revision 0010, as the migrations create it.
 -- A new SQLite database is made from this file; written by scripts/write_sqlite_schema.py,
 -- checked against the migrations by tests/store/test_schema.py.
 
@@ -84,8 +84,8 @@ CREATE TABLE "sources" (
 	type VARCHAR(16) NOT NULL, 
 	findings_run_id INTEGER, 
 	CONSTRAINT pk_sources PRIMARY KEY (source_id), 
-	CONSTRAINT fk_sources_findings_run_id_runs FOREIGN KEY(findings_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
-	CONSTRAINT uq_sources_name UNIQUE (name)
+	CONSTRAINT uq_sources_name UNIQUE (name), 
+	CONSTRAINT fk_sources_findings_run_id_runs FOREIGN KEY(findings_run_id) REFERENCES runs (run_id) ON DELETE SET NULL
 );
 
 CREATE TABLE "run_sources" (
@@ -98,8 +98,8 @@ CREATE TABLE "run_sources" (
 	error TEXT NOT NULL, 
 	previous_run_id INTEGER, 
 	CONSTRAINT pk_run_sources PRIMARY KEY (run_id, source_id), 
-	CONSTRAINT fk_run_sources_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
 	CONSTRAINT fk_run_sources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
+	CONSTRAINT fk_run_sources_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
 	CONSTRAINT fk_run_sources_previous_run_id_runs FOREIGN KEY(previous_run_id) REFERENCES runs (run_id) ON DELETE SET NULL
 );
 
@@ -140,8 +140,8 @@ CREATE TABLE "resources" (
 	namespace TEXT NOT NULL, 
 	name TEXT NOT NULL, 
 	CONSTRAINT pk_resources PRIMARY KEY (resource_id), 
-	CONSTRAINT fk_resources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
-	CONSTRAINT uq_resources_source_id_api_version_kind_namespace_name UNIQUE (source_id, api_version, kind, namespace, name)
+	CONSTRAINT uq_resources_source_id_api_version_kind_namespace_name UNIQUE (source_id, api_version, kind, namespace, name), 
+	CONSTRAINT fk_resources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id)
 );
 
 CREATE TABLE "run_tallies" (
@@ -153,17 +153,17 @@ CREATE TABLE "run_tallies" (
 	policy_id INTEGER NOT NULL, 
 	count INTEGER NOT NULL, 
 	CONSTRAINT pk_run_tallies PRIMARY KEY (run_id, source_id, check_id, namespace, status), 
-	CONSTRAINT fk_run_tallies_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
-	CONSTRAINT fk_run_tallies_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
 	CONSTRAINT fk_run_tallies_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
-	CONSTRAINT fk_run_tallies_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id)
+	CONSTRAINT fk_run_tallies_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
+	CONSTRAINT fk_run_tallies_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
+	CONSTRAINT fk_run_tallies_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id)
 );
-
-CREATE INDEX ix_run_tallies_check_id ON run_tallies (check_id);
 
 CREATE INDEX ix_run_tallies_policy_id ON run_tallies (policy_id);
 
 CREATE INDEX ix_run_tallies_source_id ON run_tallies (source_id);
+
+CREATE INDEX ix_run_tallies_check_id ON run_tallies (check_id);
 
 CREATE TABLE "results" (
 	observation_id INTEGER NOT NULL, 
@@ -198,29 +198,29 @@ CREATE TABLE "findings" (
 	resolved_at DATETIME, 
 	end_reason VARCHAR(16), 
 	CONSTRAINT pk_findings PRIMARY KEY (finding_id), 
-	CONSTRAINT fk_findings_first_run_id_runs FOREIGN KEY(first_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
 	CONSTRAINT fk_findings_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
+	CONSTRAINT fk_findings_first_run_id_runs FOREIGN KEY(first_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
+	CONSTRAINT fk_findings_last_run_id_runs FOREIGN KEY(last_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
 	CONSTRAINT fk_findings_resolved_run_id_runs FOREIGN KEY(resolved_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
 	CONSTRAINT fk_findings_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
-	CONSTRAINT fk_findings_last_run_id_runs FOREIGN KEY(last_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
-	CONSTRAINT fk_findings_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
 	CONSTRAINT fk_findings_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
+	CONSTRAINT fk_findings_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
 	CONSTRAINT ck_findings_end_reason CHECK (end_reason = 'fixed' OR end_reason = 'resource_gone' OR end_reason = 'policy_changed' OR end_reason = 'policy_removed')
 );
 
-CREATE INDEX ix_findings_policy_id ON findings (policy_id);
+CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
 
 CREATE INDEX ix_findings_resolved_run_id ON findings (resolved_run_id);
 
-CREATE INDEX ix_findings_source_id_resolved_at ON findings (source_id, resolved_at);
+CREATE INDEX ix_findings_check_id ON findings (check_id);
 
 CREATE INDEX ix_findings_first_run_id ON findings (first_run_id);
 
+CREATE INDEX ix_findings_policy_id ON findings (policy_id);
+
+CREATE INDEX ix_findings_source_id_resolved_at ON findings (source_id, resolved_at);
+
 CREATE INDEX ix_findings_resource_id_check_id ON findings (resource_id, check_id);
-
-CREATE INDEX ix_findings_check_id ON findings (check_id);
-
-CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
 
 CREATE TABLE "runs" (
 	run_id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, 
@@ -244,9 +244,9 @@ CREATE TABLE "runs" (
 	CONSTRAINT ck_runs_status CHECK (status = 'running' OR status = 'succeeded' OR status = 'partial' OR status = 'failed' OR status = 'interrupted')
 );
 
-CREATE INDEX ix_runs_started_at ON runs (started_at);
-
 CREATE INDEX ix_runs_status ON runs (status);
+
+CREATE INDEX ix_runs_started_at ON runs (started_at);
 
 CREATE TABLE run_chain (
 	position INTEGER NOT NULL, 
@@ -274,3 +274,21 @@ CREATE TABLE chain_anchors (
 	pruned_at DATETIME NOT NULL, 
 	CONSTRAINT pk_chain_anchors PRIMARY KEY (anchor_id)
 );
+
+CREATE TABLE result_cache (
+	document_digest VARCHAR(64) NOT NULL, 
+	entries BLOB NOT NULL, 
+	last_run_id INTEGER NOT NULL, 
+	CONSTRAINT pk_result_cache PRIMARY KEY (document_digest)
+);
+
+CREATE INDEX ix_result_cache_last_run_id ON result_cache (last_run_id);
+
+CREATE TABLE shard_cache (
+	shard_key VARCHAR(64) NOT NULL, 
+	output BLOB NOT NULL, 
+	last_run_id INTEGER NOT NULL, 
+	CONSTRAINT pk_shard_cache PRIMARY KEY (shard_key)
+);
+
+CREATE INDEX ix_shard_cache_last_run_id ON shard_cache (last_run_id);
