@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from queue import Full
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scanner.engine.environment import make_environment
 from scanner.engine.evaluate import PolicyIndex, RequestContext, evaluate_resource
@@ -31,7 +31,6 @@ from scanner.engine.kinds import cluster_scoped_in_cluster
 from scanner.engine.policy import Policy
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup, param_kinds
-from scanner.scan.cache_reader import StoredCache
 from scanner.scan.processes import collect_less_often
 from scanner.scan.replay import ShardOutput
 from scanner.scan.result_reuse import CacheUpdate, DocumentCache, ReuseSetup, Row, SelectiveIndex
@@ -43,6 +42,9 @@ from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from scanner.sources.tree import TreeOptions, scan_tree
 from scanner.yamldoc import load_yaml_value, load_yaml_values
+
+if TYPE_CHECKING:
+    from scanner.scan.cache_reader import StoredCache
 
 CHUNK = 64
 WORKER_NICENESS = 10  # added to the scan's own
@@ -97,7 +99,11 @@ def setup_worker(setup: EvaluationSetup, emit: Emit | None = None, compiled: Com
                            for name, lookup in setup.lookups.items()}
     _WORKER["alone"] = _ClusterEvaluation(setup, tuple(exceptions), None)
     reuse = setup.reuse
-    stored = StoredCache(reuse.database_url) if reuse is not None else None
+    stored = None
+    if reuse is not None:  # the store's client loads only for a scan reusing results
+        from scanner.scan.cache_reader import StoredCache
+
+        stored = StoredCache(reuse.database_url)
     _WORKER["stored"] = stored
     _WORKER["cache"] = DocumentCache(reuse.keys, stored.entries) if reuse is not None and stored else None
     if emit is not None:
