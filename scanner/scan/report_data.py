@@ -34,11 +34,12 @@ from scanner.report.data import (
     TrendPoint,
 )
 from scanner.report.render import lists_every_result
-from scanner.scan.finish import render_reports
+from scanner.scan.finish import finish_while, render_reports
 from scanner.store import COMPLETED_STATUSES, views
-from scanner.store.records import NOT_EVALUATED, UNSUPPORTED
+from scanner.store.records import NOT_EVALUATED, UNSUPPORTED, RunStatus
 from scanner.store.store import Store
 from scanner.store.summary import normal_severity
+from scanner.store.writer import RunWriter
 
 _SEVERITIES = {s.value for s in Severity}
 
@@ -334,6 +335,19 @@ def sign_configured_reports(data: ReportData, config: Config, paths: list[Path],
         if written is not None:
             written(f"{fmt} signature", signatures[-1])
     return signatures
+
+
+def finish_reading_reports(writer: RunWriter, store: Store, config: Config,
+                           status: RunStatus) -> tuple[RunStatus, ReportParts | None]:
+    """Finish the run and read its configured reports' data: what finishing does not change
+    (the results) while it finishes, the rest (findings, trends) after. The final status, and
+    the data (None without configured reports)."""
+    run_id = writer.run_id
+    if not config.reports.formats:
+        return writer.finish(status), None
+    status, read, outcome = finish_while(writer, lambda: read_configured_results(store, run_id, config),
+                                         lambda: read_configured_outcome(store, run_id, config), status)
+    return status, (read, outcome)
 
 
 def read_configured_results(store: Store, run_id: int, config: Config) -> RunResults:

@@ -259,8 +259,7 @@ def _store_run(config: Config, store: Store, trigger: records.Trigger, started_a
                progress: ScanProgress) -> tuple[int, records.RunStatus, Tally, Any]:
     """Write the run as the workers send it and finish it; the run id, its status, the tallies
     and the reports' data read while it finished (None without reports)."""
-    from scanner.scan.finish import finish_while
-    from scanner.scan.report_data import read_configured_outcome, read_configured_results
+    from scanner.scan.report_data import finish_reading_reports
 
     policy_set = inputs.policy_set
     with store.begin_run(records.RunStart(started_at=started_at, trigger=trigger, scanner_version=__version__,
@@ -289,12 +288,8 @@ def _store_run(config: Config, store: Store, trigger: records.Trigger, started_a
         workers.join()  # the stopped workers and the pool's threads end: the run may finish in a fork
         status = (records.RunStatus.FAILED if len(tally.failed_sources) == len(runs)
                   else records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
-        if not config.reports.formats:
-            return run_id, writer.finish(status), tally, None
-        # the reports' data is read while the run finishes
-        status, read, outcome = finish_while(writer, lambda: read_configured_results(store, run_id, config),
-                                             lambda: read_configured_outcome(store, run_id, config), status)
-        return run_id, status, tally, (read, outcome)
+        status, parts = finish_reading_reports(writer, store, config, status)
+        return run_id, status, tally, parts
 
 
 def run_scheduled(config_path: str, jobs: int | None = None) -> int:
