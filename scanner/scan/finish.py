@@ -34,13 +34,22 @@ def finish_while(writer: RunWriter, work: Callable[[], T], then: Callable[[], U]
         status = writer.finish(status)
         return status, work(), then()
     writer.release_connections()
-    child = forked.start(lambda: (writer.finish(status), then()), writer.lost)
+    child = forked.start(lambda: (_finish_linking_meanwhile(writer, status), then()), writer.lost)
     try:
         done = work()
     finally:
         final, after = child.result()
         writer.finished_elsewhere(final)
     return final, done, after
+
+
+def _finish_linking_meanwhile(writer: RunWriter, status: RunStatus | None) -> RunStatus:
+    """In the child finishing the run: the digest of its results (for the chain link) read by a
+    child of its own while this one writes the tallies and findings."""
+    if not forked.can_fork():
+        return writer.finish(status)
+    digest = forked.start(writer.results_digest, writer.lost)  # (ends with this child if not waited for)
+    return writer.finish(status, digest.result)
 
 
 def render_reports(data: ReportData, formats: Sequence[str], out: Path,

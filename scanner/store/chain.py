@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection, Executable, delete, func, insert, select, update
@@ -156,14 +157,34 @@ ORDER BY r.resource_id
 """
 _CHECKS = """
 SELECT check_id, policy_kind, policy_namespace, policy_name, rule, declared_rule FROM checks
-WHERE check_id IN (SELECT check_id FROM run_tallies WHERE run_id = :run) ORDER BY check_id
+WHERE check_id IN ({ids}) ORDER BY check_id
 """
+
+
+def results_part(connection: Connection, run_id: int) -> str:
+    """The digest of the run's ``results`` part: its results, and the observations, resources and
+    checks they name. It reads committed rows only (the checks are those its results name, not
+    its tallies'), so it can be computed beside the transaction that finishes the run."""
+    digest = hashlib.sha256()
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    checks: set[int] = set()
+    results = _RESULTS.format(run="+r.run_id" if connection.dialect.name == "sqlite" else "r.run_id")
+    for query in (results, _OBSERVATIONS, _RESOURCES, None):
+        if query is None:  # the checks named: integers the results gave, written into the statement
+            query = _CHECKS.format(ids=",".join(map(str, sorted(checks))) or "NULL")
+        separator = b""
+        for batch in _batches(connection, query, run_id):
+            if query is results:
+                checks.update(row[1] for row in batch)
+            digest.update(separator + dumps(batch)[1:-1].encode("ascii"))
+            separator = b","
+        digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()
 
 
 def _queries(connection: Connection, run_id: int) -> dict[str, list[Executable | str]]:
     """The statements that read each part of the run's canonical content (version 1)."""
     r, rs, s, p, rp, e = t.runs, t.run_sources, t.sources, t.policies, t.run_policies, t.scan_errors
-    run_column = "+r.run_id" if connection.dialect.name == "sqlite" else "r.run_id"
     return {
         "run": [select(r.c.run_id, r.c.trigger, r.c.status, r.c.started_at, r.c.finished_at,
                        r.c.scanner_version, r.c.config_digest, r.c.resource_count, r.c.result_count,
@@ -177,7 +198,7 @@ def _queries(connection: Connection, run_id: int) -> dict[str, list[Executable |
                             p.c.severity, p.c.description, p.c.failure_action, p.c.scored)
                      .join(p, p.c.policy_id == rp.c.policy_id).where(rp.c.run_id == run_id)
                      .order_by(p.c.policy_id)],
-        "results": [_RESULTS.format(run=run_column), _OBSERVATIONS, _RESOURCES, _CHECKS],
+        "results": [],  # (``results_part``)
         "errors": [select(e.c.error_id, e.c.source_id, e.c.kind, e.c.path, e.c.line, e.c.message)
                    .where(e.c.run_id == run_id).order_by(e.c.error_id)],
     }
@@ -187,7 +208,8 @@ def content_parts(connection: Connection, run_id: int) -> dict[str, str] | None:
     """The digest of each part of the run's stored content; None when the run has no row."""
     if connection.execute(select(t.runs.c.run_id).where(t.runs.c.run_id == run_id)).first() is None:
         return None
-    return {name: _digest_rows(connection, queries, run_id) for name, queries in _queries(connection, run_id).items()}
+    return {name: results_part(connection, run_id) if name == "results" else _digest_rows(connection, queries, run_id)
+            for name, queries in _queries(connection, run_id).items()}
 
 
 def _sha(*fields: object) -> str:
@@ -231,16 +253,18 @@ def read_anchor(connection: Connection) -> ChainAnchor:
     return ChainAnchor(run_id=row.run_id, position=row.position, chain_digest=row.chain_digest)
 
 
-def link_run(connection: Connection, run_id: int) -> ChainLink:
+def link_run(connection: Connection, run_id: int, results: Callable[[], str] | None = None) -> ChainLink:
     """Record the run's link at the head of the chain (in the transaction that finishes it).
 
-    The content is read first; the head is then locked (PostgreSQL: the chain table, which
-    readers may still read; SQLite: the write transaction already excludes other writers),
-    so concurrent finishes link one after the other.
+    The content is read first (``results``, when given, gives the results part's digest,
+    computed beside this transaction); the head is then locked (PostgreSQL: the chain table,
+    which readers may still read; SQLite: the write transaction already excludes other
+    writers), so concurrent finishes link one after the other.
     """
-    parts = content_parts(connection, run_id)
-    if parts is None:
+    if connection.execute(select(t.runs.c.run_id).where(t.runs.c.run_id == run_id)).first() is None:
         raise ValueError(f"run {run_id} has no row to chain")
+    parts = {name: (results or partial(results_part, connection, run_id))() if name == "results"
+             else _digest_rows(connection, queries, run_id) for name, queries in _queries(connection, run_id).items()}
     if connection.dialect.name == "postgresql":
         connection.exec_driver_sql("LOCK TABLE run_chain IN EXCLUSIVE MODE")
     head = connection.execute(select(t.run_chain.c.run_id, t.run_chain.c.position, t.run_chain.c.chain_digest)

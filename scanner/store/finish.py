@@ -22,6 +22,7 @@ trend and summary queries that follow.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -105,7 +106,7 @@ GROUP BY s.source_id, r.resource_id, r.check_id
 
 
 def finish_run(connection: Connection, run_id: int, status: RunStatus,
-               tallies: list[tuple[Any, ...]]) -> None:
+               tallies: list[tuple[Any, ...]], results: Callable[[], str] | None = None) -> None:
     """End the run: its ``tallies`` (rows of ``TALLY_COLUMNS``, counted as its results were
     written) and their sums per policy, the finding lifecycles, the counts and the status flip."""
     at = connection.execute(
@@ -152,7 +153,7 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
     if big:
         _analyze(connection, "findings", "run_tallies", "run_policy_tallies", "run_sources", "run_policies",
                  "sources", "checks", "policies")
-    link_run(connection, run_id)  # last: the chain's head stays locked until the commit
+    link_run(connection, run_id, results)  # last: the chain's head stays locked until the commit
 
 
 def _policy_tallies(tallies: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -8,7 +8,7 @@ the finding lifecycles and flips the status in one transaction.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import islice
 from types import TracebackType
@@ -20,6 +20,7 @@ from sqlalchemy.engine import URL
 from scanner.errors import StoreError
 from scanner.store import bulk
 from scanner.store import tables as t
+from scanner.store.chain import results_part
 from scanner.store.connect import translate_errors, write_connection
 from scanner.store.finish import finish_run
 from scanner.store.liveness import reclaim, run_heartbeat, utc_now
@@ -245,8 +246,10 @@ class RunWriter:
                 for part in bulk.chunks(rows):
                     connection.execute(t.scan_errors.insert(), list(part))
 
-    def finish(self, status: RunStatus | None = None) -> RunStatus:
-        """Tally the run, update findings and make it visible; returns the final status."""
+    def finish(self, status: RunStatus | None = None, results: Callable[[], str] | None = None) -> RunStatus:
+        """Tally the run, update findings and make it visible; returns the final status.
+        ``results`` gives the digest of the run's results for its chain link (``results_digest``,
+        computed elsewhere meanwhile), when not read here."""
         self._check_open()
         if status is None:
             errors = list(self._source_errors.values())
@@ -263,9 +266,15 @@ class RunWriter:
         tallies = sorted((self.run_id, source_id, check_id, namespace, status_value, policies[check_id], count)
                          for (source_id, namespace, check_id, status_value), count in self._tallies.items())
         with self._write(f"finish ({status})") as connection:
-            finish_run(connection, self.run_id, RunStatus(status), tallies)
+            finish_run(connection, self.run_id, RunStatus(status), tallies, results)
         self._status = RunStatus(status)
         return self._status
+
+    def results_digest(self) -> str:
+        """The digest of the run's stored results for its chain link, from a connection of its
+        own (they are committed before the run finishes)."""
+        with translate_errors(self._url, f"run {self.run_id}: read results"), self._engine.connect() as connection:
+            return results_part(connection, self.run_id)
 
     def can_finish_in_child(self) -> bool:
         """Whether a forked child may finish the run: not a database named by a URI (which may

@@ -24,6 +24,7 @@ from scanner.store import (
     SourceType,
     Store,
 )
+from scanner.store.chain import find_link, results_part
 from scanner.store.models import Run
 from tests.store.conftest import day
 from tests.store.scan_helpers import pod, policy, scan
@@ -242,6 +243,19 @@ def test_writer_finish_while_forks_with_the_run_heartbeat_beating(store: Store,
     assert status == RunStatus.SUCCEEDED and work_pid == os.getpid() != then_pid
 
 
+def test_writer_finish_while_links_the_run_with_its_results_read_meanwhile(store: Store, threads: int) -> None:
+    """Forked, the results' digest of the chain link is read by a child of the finishing child:
+    the link is the one a finish in one process gives, and the chain verifies."""
+    run = _start(store)
+    run.add_results(_results(40))
+    status, _, _ = finish_while(run, lambda: None, lambda: None)
+    assert status == RunStatus.SUCCEEDED
+    assert store.verify_chain().ok
+    with store.engine.connect() as connection:
+        link = find_link(connection, run.run_id)
+        assert link is not None and link.parts["results"] == results_part(connection, run.run_id)
+
+
 def test_writer_finish_while_raises_the_finish_error_and_the_run_keeps_its_status(store: Store,
                                                                                   threads: int) -> None:
     run = _start(store)
@@ -258,7 +272,7 @@ def test_writer_finish_while_lost_finishing_process_fails_the_run(store: Store,
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     run = _start(store)
     run.add_results(_results(3))
-    monkeypatch.setattr(run, "finish", lambda status=None: os.kill(os.getpid(), signal.SIGKILL))
+    monkeypatch.setattr(run, "finish", lambda *args: os.kill(os.getpid(), signal.SIGKILL))
     with pytest.raises(StoreError, match=f"run {run.run_id}: the process finishing it was killed by signal 9"), run:
         finish_while(run, lambda: None, lambda: None)
     assert store.find_run(run.run_id).status == RunStatus.FAILED  # type: ignore[union-attr]
