@@ -14,8 +14,9 @@ same output for it). Retention deletes the rows that no kept run wrote or reused
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, text
+from sqlalchemy import Column, Connection, bindparam, select, text
 
 from scanner.store import tables as t
 
@@ -48,13 +49,7 @@ in use being pruned up to that many runs early (it is then evaluated and written
 
 def read_entries(connection: Connection, digests: Iterable[str]) -> dict[str, bytes]:
     """The stored rows of the document ``digests`` that have one, digest -> entries."""
-    wanted, found = sorted(set(digests)), dict[str, bytes]()
-    column = t.result_cache.c.document_digest
-    for start in range(0, len(wanted), CHUNK):
-        rows = connection.execute(select(column, t.result_cache.c.entries)
-                                  .where(column.in_(wanted[start:start + CHUNK])))
-        found.update((digest, bytes(entries)) for digest, entries in rows)
-    return found
+    return _read_blobs(connection, t.result_cache.c.document_digest, t.result_cache.c.entries, digests)
 
 
 def write_entries(connection: Connection, run_id: int, entries: Mapping[str, bytes],
@@ -72,12 +67,15 @@ def write_entries(connection: Connection, run_id: int, entries: Mapping[str, byt
 
 def read_shard_outputs(connection: Connection, keys: Iterable[str]) -> dict[str, bytes]:
     """The stored outputs of the shard ``keys`` that have one, key -> output."""
+    return _read_blobs(connection, t.shard_cache.c.shard_key, t.shard_cache.c.output, keys)
+
+
+def _read_blobs(connection: Connection, key: Column[Any], value: Column[Any], keys: Iterable[str]) -> dict[str, bytes]:
+    """``value`` of the rows whose ``key`` is one of ``keys``, key -> value, read in chunks."""
     wanted, found = sorted(set(keys)), dict[str, bytes]()
-    column = t.shard_cache.c.shard_key
     for start in range(0, len(wanted), CHUNK):
-        rows = connection.execute(select(column, t.shard_cache.c.output)
-                                  .where(column.in_(wanted[start:start + CHUNK])))
-        found.update((key, bytes(output)) for key, output in rows)
+        rows = connection.execute(select(key, value).where(key.in_(wanted[start:start + CHUNK])))
+        found.update((name, bytes(blob)) for name, blob in rows)
     return found
 
 
