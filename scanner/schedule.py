@@ -3,7 +3,9 @@
 Jobs are added by textual reference with plain arguments, ``max_instances=1`` and
 ``coalesce=True``. SIGTERM/SIGINT stop the scheduler after the running scan finishes. A
 failing scan is logged and the scheduler keeps running; a lock in the database keeps two
-schedulers from running the same scan at once (see ``scan.run_scheduled``).
+schedulers from running the same scan at once (see ``scan.run_scheduled``). With
+``distributed`` the jobs only enqueue a run for ``scanner worker`` (``scanner enqueue``'s code,
+under the same lock); the database must then be PostgreSQL, checked before the scheduler starts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from scanner.errors import ConfigError, Location
 
 log = logging.getLogger("scanner.schedule")
 JOB = "scanner.schedule:scheduled_scan"
+ENQUEUE_JOB = "scanner.schedule:scheduled_enqueue"
 
 
 def cron_trigger(entry: ScheduleEntry, index: int = 0) -> CronTrigger:
@@ -50,34 +53,51 @@ def scheduled_scan(config_path: str, jobs: int | None = None) -> int:
     return run_scheduled(config_path, jobs=jobs)
 
 
-def build_scheduler(config: Config, *, run_now: bool = False, jobs: int | None = None) -> BlockingScheduler:
+def scheduled_enqueue(config_path: str, shards: int = 1) -> int:
+    """The ``--distributed`` job: enqueue one run (trigger ``schedule``) for the workers."""
+    from scanner.distributed.enqueue import enqueue_scheduled
+
+    return enqueue_scheduled(config_path, shards)
+
+
+def build_scheduler(config: Config, *, run_now: bool = False, jobs: int | None = None,
+                    distributed: bool = False, shards: int = 1) -> BlockingScheduler:
+    """The scheduler with one job per cron entry (and one at start with ``run_now``): a scan, or
+    with ``distributed`` an enqueue of ``shards`` jobs per source."""
     if not config.schedule and not run_now:
         raise ConfigError("schedule: no entries, so nothing would ever run: add one (schedule: [{cron: "
                           "'0 2 * * *'}]) or pass --run-now", Location(config.path))
+    if distributed:
+        from scanner.distributed.queue import conninfo
+
+        conninfo(config.database_url)  # PostgreSQL only, as `scanner enqueue`
+    func, args, what = (ENQUEUE_JOB, [config.path, shards], "enqueue") if distributed else \
+        (JOB, [config.path, jobs], "scan")
     scheduler = BlockingScheduler(timezone=UTC)
     options = {"max_instances": 1, "coalesce": True, "misfire_grace_time": config.scan.misfire_grace_seconds,
                "replace_existing": True}
     for i, entry in enumerate(config.schedule):
-        scheduler.add_job(JOB, trigger=cron_trigger(entry, i), args=[config.path, jobs], id=f"scan-{i}",
-                          name=f"scan ({entry.cron} {entry.timezone})", **options)
+        scheduler.add_job(func, trigger=cron_trigger(entry, i), args=args, id=f"scan-{i}",
+                          name=f"{what} ({entry.cron} {entry.timezone})", **options)
     if run_now:
-        scheduler.add_job(JOB, trigger="date", run_date=datetime.now(UTC), args=[config.path, jobs],
-                          id="scan-now", name="scan (at start)", **options)
+        scheduler.add_job(func, trigger="date", run_date=datetime.now(UTC), args=args,
+                          id="scan-now", name=f"{what} (at start)", **options)
 
     def listen(event: JobExecutionEvent) -> None:
         if event.exception is not None:
-            log.error("scheduled scan failed: %s", event.exception)
+            log.error("scheduled %s failed: %s", what, event.exception)
         else:
-            log.info("scheduled scan finished with exit code %s", event.retval)
+            log.info("scheduled %s finished with exit code %s", what, event.retval)
 
     scheduler.add_listener(listen, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR)
     return scheduler
 
 
-def run_scheduler(config_path: str, *, run_now: bool = False, jobs: int | None = None) -> int:
+def run_scheduler(config_path: str, *, run_now: bool = False, jobs: int | None = None, distributed: bool = False,
+                  shards: int = 1) -> int:
     """Run in the foreground until SIGTERM/SIGINT; returns the exit code."""
     config = load_config(config_path)
-    scheduler = build_scheduler(config, run_now=run_now, jobs=jobs)
+    scheduler = build_scheduler(config, run_now=run_now, jobs=jobs, distributed=distributed, shards=shards)
     stopping = threading.Event()
 
     def stop(signum: int, _frame: Any) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from scanner.commands.db import database_options, open_store
+from scanner.distributed.bookkeeping import TaskInfo, run_tasks
 from scanner.store import RunStatus
 from scanner.store.views import RunDetail, RunInfo
 
@@ -106,6 +107,7 @@ def show(run: str, output: str, database_url: str | None, config_path: str | Non
         detail = store.get_run(run_id)
         summary = store.summarize_run(run_id)
         link = store.chain_link(run_id)
+        tasks = run_tasks(store.engine, run_id)
     chain = link.chain_digest if link is not None else None
     if output == "json":
         data = run_json(detail.run)
@@ -116,6 +118,8 @@ def show(run: str, output: str, database_url: str | None, config_path: str | Non
         data["documents"] = detail.documents
         data["by_severity"] = {g.label: g.counts.as_dict() for g in summary.by_severity}
         data["by_source"] = {g.label: g.counts.as_dict() for g in summary.by_source}
+        if tasks:
+            data["tasks"] = [task_json(task) for task in tasks]
         click.echo(json.dumps(data, indent=2))
         return
     click.echo(_describe(detail))
@@ -128,6 +132,22 @@ def show(run: str, output: str, database_url: str | None, config_path: str | Non
             rows = [["", "PASS", "FAIL", "WARN", "ERROR", "SKIP"]]
             rows += [[g.label or "-", *map(str, g.counts.as_dict().values())] for g in groups]
             click.echo(_table(rows))
+    if tasks:
+        click.echo("\ntasks (queue):")
+        rows = [["SOURCE", "SHARD", "STATUS", "WORKER", "ATTEMPTS", "STARTED (UTC)", "DURATION", "RESOURCES",
+                 "RESULTS"]]
+        rows += [[t.source, f"{t.shard + 1}/{t.shards}", t.status + (f": {t.fatal}" if t.fatal else ""),
+                  t.worker or "-", str(t.attempts), _time(t.started_at),
+                  f"{t.duration_seconds:.1f}s" if t.duration_seconds is not None else "-", str(t.resources),
+                  str(t.results)] for t in tasks]
+        click.echo(_table(rows))
+
+
+def task_json(task: TaskInfo) -> dict[str, Any]:
+    """A queue task of ``runs show --output json``: its shard counted from 0, as enqueued."""
+    data = _plain(dataclasses.asdict(task))
+    data["duration_seconds"] = task.duration_seconds
+    return data
 
 
 def _describe(detail: RunDetail) -> str:

@@ -131,3 +131,45 @@ def shard_states(connection: Connection, run_id: int) -> list[ShardState]:
 def mark_reported(connection: Connection, run_id: int, at: datetime) -> None:
     connection.execute(text("UPDATE scanner_queue_runs SET reports_at = :at WHERE run_id = :run"),
                        {"run": run_id, "at": at})
+
+
+@dataclass(frozen=True, slots=True)
+class TaskInfo:
+    """One shard job of a queued run, as ``scanner runs show`` tells it."""
+    source: str
+    shard: int
+    shards: int
+    status: str
+    worker: str  # host:pid of the worker that wrote it; '' while none did
+    attempts: int  # the job's attempts so far (Procrastinate's count)
+    started_at: datetime | None
+    finished_at: datetime | None
+    resources: int
+    results: int
+    fatal: str
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+def run_tasks(engine: Engine, run_id: int) -> list[TaskInfo]:
+    """The run's shard jobs; none for a run not made by the queue, or a database without the
+    queue's tables (SQLite included), which is only read."""
+    if engine.dialect.name != "postgresql":
+        return []
+    with engine.connect() as connection:
+        shards, jobs = connection.execute(text(
+            "SELECT to_regclass('scanner_queue_shards'), to_regclass('procrastinate_jobs')")).one()
+        if shards is None:
+            return []
+        attempts = ("(SELECT MAX(j.attempts) FROM procrastinate_jobs j WHERE j.task_name = 'scanner.scan_shard' "
+                    "AND j.args->>'run_id' = s.run_id::text AND j.args->>'source' = s.source "
+                    "AND j.args->>'shard' = s.shard::text)") if jobs is not None else "NULL"
+        rows = connection.execute(text(
+            f"SELECT s.source, s.shard, s.shards, s.status, s.worker, COALESCE({attempts}, 0), s.started_at, "
+            "s.finished_at, s.resources, s.results, s.fatal FROM scanner_queue_shards s WHERE s.run_id = :run "
+            "ORDER BY s.source, s.shard"), {"run": run_id})
+        return [TaskInfo(*row) for row in rows]

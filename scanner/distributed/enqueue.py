@@ -7,11 +7,12 @@ while its jobs wait for a worker. Its last job assembles it.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from scanner import __version__
-from scanner.config import Config
+from scanner.config import Config, load_config
 from scanner.distributed import bookkeeping
 from scanner.distributed.plan import plan_run, selected_sources
 from scanner.distributed.queue import ASSEMBLE_TASK, QUEUE, SHARD_TASK, conninfo, ensure_schema, make_app
@@ -21,6 +22,8 @@ from scanner.store import records
 from scanner.store.liveness import HOST, QUEUE_OWNER_PID, utc_now
 from scanner.store.store import Store
 from scanner.store.writer import RunWriter, create_run
+
+log = logging.getLogger("scanner.schedule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +76,27 @@ def enqueue(config: Config, only_sources: tuple[str, ...] = (), shards: int = 1,
         store.close()
     failed = tuple(name for name, run in plan.runs.items() if run.fatal)
     return Enqueued(run_id, sum(counts.values()), failed)
+
+
+def enqueue_scheduled(config_path: str, shards: int = 1) -> int:
+    """``scanner schedule --distributed``'s job: load the config afresh and enqueue one run
+    (trigger ``schedule``) under the lock ``scanner schedule`` takes for the same scan, so that
+    one scheduler at a time enqueues it. Returns 0 (also when skipped for another scheduler)."""
+    config = load_config(config_path)
+    conninfo(config.database_url)
+    store = Store(config.database_url)
+    try:
+        lock = store.try_lock("scan:" + config.scan_key)
+        if lock is None:
+            log.warning("enqueue skipped: another scheduler is enqueuing the same scan (sources and database) now")
+            return 0
+        try:
+            done = enqueue(config, shards=shards, trigger=records.Trigger.SCHEDULE)
+        finally:
+            lock.release()
+    finally:
+        store.close()
+    log.info("run %s: %s job%s enqueued", done.run_id, done.jobs, "s" if done.jobs != 1 else "")
+    for name in done.failed_sources:
+        log.error("run %s: source %s failed while being prepared", done.run_id, name)
+    return 0

@@ -1,4 +1,4 @@
-"""What ``scanner enqueue`` and ``scanner worker`` refuse, without a PostgreSQL server."""
+"""What ``scanner enqueue``, ``scanner worker`` and ``scanner schedule --distributed`` refuse, without a PostgreSQL server."""
 
 from __future__ import annotations
 
@@ -25,14 +25,14 @@ def test_other_databases_are_refused(url: str) -> None:
         conninfo(url)
 
 
-@pytest.mark.parametrize("command", ["enqueue", "worker"])
-def test_the_commands_refuse_an_sqlite_config(tmp_path: pathlib.Path, command: str,
+@pytest.mark.parametrize("command", [["enqueue"], ["worker"], ["schedule", "--distributed", "--run-now"]])
+def test_the_commands_refuse_an_sqlite_config(tmp_path: pathlib.Path, command: list[str],
                                               capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "policies").mkdir()
     (tmp_path / "src").mkdir()
     config = tmp_path / "scanner.yaml"
     config.write_text(f"database: {{url: 'sqlite:///{tmp_path}/scan.db'}}\npolicies: [{{path: {tmp_path}/policies}}]\n"
                       f"sources:\n  - name: s\n    directory: {{path: {tmp_path}/src}}\n")
-    assert main([command, "--config", str(config)]) == 2
+    assert main([*command, "--config", str(config)]) == 2
     assert "share a PostgreSQL database; database_url is sqlite" in capsys.readouterr().err
     assert not (tmp_path / "scan.db").exists()  # refused before anything was written

@@ -55,10 +55,12 @@ def test_commands_runs_list_and_show(store: Store, database_url: str,
     code, out, _ = _run(capsys, "runs", "show", str(first), "--database", database_url)
     assert code == 0 and out.startswith(f"run {first}: succeeded (cli)\n")
     assert "repo (git) https://git.example/repo.git commit c0ffee: ok" in out
+    assert "tasks" not in out  # a database without the queue: no task section (tests/distributed shows one)
     code, out, _ = _run(capsys, "runs", "show", "latest", "--output", "json",
                         "--database", database_url)
     shown = json.loads(out)
     assert (shown["run_id"], shown["by_source"]["repo"]["pass"]) == (second, 1)
+    assert "tasks" not in shown
     code, _, err = _run(capsys, "runs", "show", "42", "--database", database_url)
     assert code == 2 and f"run 42 does not exist; the latest runs are: {second}, {first}" in err
 
