@@ -43,7 +43,7 @@ def test_distributed_schedule_enqueues_and_a_worker_completes_the_run(
     assert scheduler.returncode == 0, out
     assert "scheduled enqueue finished with exit code 0" in out, out
     run_id, status, trigger, results = _one(url, "SELECT run_id, status, trigger, result_count FROM runs")
-    assert (status, trigger) == ("running", "schedule")
+    assert (status, trigger, results) == ("running", "schedule", 0)
     assert _one(url, "SELECT COUNT(*) FROM results")[0] == 0  # nothing scanned by the scheduler
     assert _one(url, "SELECT COUNT(*), COUNT(*) FILTER (WHERE status = 'queued') FROM scanner_queue_shards "
                      "WHERE run_id = :run", run=run_id) == (SOURCES * 2, SOURCES * 2)
