@@ -1,5 +1,5 @@
-"""The distributed tests run on the PostgreSQL server named by SCANNER_TEST_POSTGRES_URL and
-are deselected without it, as the store suite's PostgreSQL tests are."""
+"""The distributed tests run on the PostgreSQL server named by SCANNER_TEST_POSTGRES_URL (marked
+``postgres``: deselected without it, by the suite's conftest)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,6 @@ from sqlalchemy import create_engine, text
 
 from scanner.store import Store
 from tests.store.conftest import POSTGRES_URL, with_search_path
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if POSTGRES_URL:
-        return
-    deselected = [item for item in items if item.get_closest_marker("postgres")]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if not item.get_closest_marker("postgres")]
 
 
 @pytest.fixture

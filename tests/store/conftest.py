@@ -16,7 +16,6 @@ from scanner.store import Store
 
 POSTGRES_ENV = "SCANNER_TEST_POSTGRES_URL"
 POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")
-DESELECT_REASON = f"{POSTGRES_ENV} is not set: PostgreSQL store tests deselected"
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -28,25 +27,6 @@ T0 = datetime(2024, 3, 1, 2, 0, tzinfo=UTC)
 
 def day(n: int, hours: int = 0) -> datetime:
     return T0 + timedelta(days=n, hours=hours)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if POSTGRES_URL:
-        return
-    deselected = [item for item in items if item.get_closest_marker("postgres")]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if not item.get_closest_marker("postgres")]
-        config.stash[_DESELECTED] = len(deselected)
-
-
-_DESELECTED = pytest.StashKey[int]()
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    count = terminalreporter.config.stash.get(_DESELECTED, 0)
-    if count:
-        terminalreporter.write_line(f"{count} tests: {DESELECT_REASON}")
 
 
 def with_search_path(url: str, schema: str) -> str:
