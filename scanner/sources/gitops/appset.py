@@ -21,11 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.errors import ManifestError
+from scanner.sources.gitops.entries import Files, Read, merge_values
 from scanner.sources.paths import glob_match
 from scanner.yamldoc import iter_documents
-
-Files = Callable[[str], tuple[str, ...]]  # a scanned source's file paths (tree-relative)
-Read = Callable[[str, str], bytes]  # (source, tree-relative path) -> content
 
 
 class Unsupported(Exception):
@@ -65,7 +63,7 @@ def expand(data: dict, source_of: Callable[[str], str | None], files: Files, rea
             params = _git(body, go, source_of, files, read)
         else:
             raise Unsupported(f"not supported: ApplicationSet generator {kind}")
-        merged = _merge(template, _dict(body.get("template")))
+        merged = merge_values(template, _dict(body.get("template")))
         for values in params:
             app = _render(merged, values, go)
             metadata = _dict(app.get("metadata"))
@@ -164,14 +162,6 @@ def _flat(data: dict, prefix: str = "") -> dict[str, Any]:
         else:
             flat[name] = value
     return flat
-
-
-def _merge(base: dict, override: dict) -> dict:
-    merged = dict(base)
-    for key, value in override.items():
-        merged[key] = _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) \
-            else value
-    return merged
 
 
 _FAST = re.compile(r"\{\{(.*?)\}\}")

@@ -5,12 +5,14 @@ references resolve against; with the small readers the Flux and Argo CD modules 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.sources.gitops.appset import Files, Read
 from scanner.sources.gitops.urls import repository_key
+
+Files = Callable[[str], tuple[str, ...]]  # a scanned source's file paths (tree-relative)
+Read = Callable[[str, str], bytes]  # (source, tree-relative path) -> content
 
 
 @dataclass(frozen=True, slots=True)
