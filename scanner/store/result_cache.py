@@ -20,21 +20,13 @@ from sqlalchemy import Column, Connection, bindparam, select, text
 
 from scanner.store import tables as t
 
-_UPSERT = text("""
-INSERT INTO result_cache (document_digest, entries, last_run_id) VALUES (:digest, :entries, :run)
-ON CONFLICT (document_digest) DO UPDATE SET entries = excluded.entries, last_run_id = excluded.last_run_id
-""")
-
-_TOUCH = text("UPDATE result_cache SET last_run_id = :run WHERE document_digest IN :digests "
-              "AND last_run_id < :stale").bindparams(bindparam("digests", expanding=True))
-
-_SHARD_UPSERT = text("""
-INSERT INTO shard_cache (shard_key, output, last_run_id) VALUES (:key, :output, :run)
-ON CONFLICT (shard_key) DO UPDATE SET output = excluded.output, last_run_id = excluded.last_run_id
-""")
-
-_SHARD_TOUCH = text("UPDATE shard_cache SET last_run_id = :run WHERE shard_key IN :keys "
-                    "AND last_run_id < :stale").bindparams(bindparam("keys", expanding=True))
+_CACHES = {"result_cache": ("document_digest", "entries"), "shard_cache": ("shard_key", "output")}
+_UPSERT = {table: text(f"INSERT INTO {table} ({key}, {value}, last_run_id) VALUES (:key, :value, :run) "
+                       f"ON CONFLICT ({key}) DO UPDATE SET {value} = excluded.{value}, "
+                       "last_run_id = excluded.last_run_id")
+           for table, (key, value) in _CACHES.items()}
+_TOUCH = {table: text(f"UPDATE {table} SET last_run_id = :run WHERE {key} IN :keys AND last_run_id < :stale")
+          .bindparams(bindparam("keys", expanding=True)) for table, (key, _) in _CACHES.items()}
 
 _PRUNE = tuple(text(f"DELETE FROM {table} WHERE last_run_id < COALESCE((SELECT MIN(run_id) FROM runs), :none)")
                for table in ("result_cache", "shard_cache"))
@@ -56,13 +48,7 @@ def write_entries(connection: Connection, run_id: int, entries: Mapping[str, byt
                   reused: Iterable[str]) -> None:
     """Store ``entries`` (digest -> entries) as written by ``run_id``, and mark the ``reused``
     digests as used by it."""
-    if entries:
-        connection.execute(_UPSERT, [{"digest": digest, "entries": blob, "run": run_id}
-                                     for digest, blob in entries.items()])
-    digests = sorted(set(reused))
-    for start in range(0, len(digests), CHUNK):
-        connection.execute(_TOUCH, {"run": run_id, "stale": run_id - TOUCH_AFTER,
-                                    "digests": digests[start:start + CHUNK]})
+    _write(connection, "result_cache", run_id, entries, reused)
 
 
 def read_shard_outputs(connection: Connection, keys: Iterable[str]) -> dict[str, bytes]:
@@ -82,13 +68,18 @@ def _read_blobs(connection: Connection, key: Column[Any], value: Column[Any], ke
 def write_shard_outputs(connection: Connection, run_id: int, outputs: Mapping[str, bytes],
                         replayed: Iterable[str]) -> None:
     """Store shard ``outputs`` (key -> output) made by ``run_id``; mark the ``replayed`` keys used by it."""
-    if outputs:
-        connection.execute(_SHARD_UPSERT, [{"key": key, "output": blob, "run": run_id}
-                                           for key, blob in outputs.items()])
-    keys = sorted(set(replayed))
+    _write(connection, "shard_cache", run_id, outputs, replayed)
+
+
+def _write(connection: Connection, table: str, run_id: int, values: Mapping[str, bytes], used: Iterable[str]) -> None:
+    """Upsert ``values`` (key -> blob) into cache ``table`` as ``run_id``'s; move the ``used`` keys
+    to ``run_id`` where their mark is older than ``TOUCH_AFTER`` runs."""
+    if values:
+        connection.execute(_UPSERT[table], [{"key": key, "value": blob, "run": run_id} for key, blob in values.items()])
+    keys = sorted(set(used))
     for start in range(0, len(keys), CHUNK):
-        connection.execute(_SHARD_TOUCH, {"run": run_id, "stale": run_id - TOUCH_AFTER,
-                                          "keys": keys[start:start + CHUNK]})
+        connection.execute(_TOUCH[table], {"run": run_id, "stale": run_id - TOUCH_AFTER,
+                                           "keys": keys[start:start + CHUNK]})
 
 
 def prune_entries(connection: Connection) -> int:
