@@ -15,7 +15,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -30,7 +29,7 @@ from scanner.store import RunStart, RunStatus, SourceRecord, SourceType, Store
 from scanner.store.connect import describe, parse_url, redact_text
 from scanner.store.storedtext import ESCAPE
 from tests.reliability.tcpproxy import TcpProxy
-from tests.store.conftest import POSTGRES_URL, with_search_path
+from tests.store.conftest import POSTGRES_URL, fresh_schema
 from tests.store.scan_helpers import pod, policy
 
 pytestmark = pytest.mark.reliability
@@ -129,16 +128,8 @@ class Workspace:
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A fresh schema on the test server (dropped afterwards)."""
-    schema = f"scanner_rel_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(POSTGRES_URL)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield with_search_path(POSTGRES_URL, schema)
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with fresh_schema("scanner_rel") as url:
+        yield url
 
 
 @pytest.fixture(params=BACKENDS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
@@ -40,7 +41,14 @@ def database_url(request: pytest.FixtureRequest, tmp_path: object) -> Iterator[s
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path}/scanner.db"
         return
-    schema = f"scanner_test_{uuid.uuid4().hex[:12]}"
+    with fresh_schema("scanner_test") as url:
+        yield url
+
+
+@contextmanager
+def fresh_schema(prefix: str) -> Iterator[str]:
+    """The URL of a new, empty schema on the test server, dropped afterwards."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = create_engine(POSTGRES_URL)
     with admin.begin() as connection:
         connection.execute(text(f'CREATE SCHEMA "{schema}"'))
