@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from scanner.engine.kinds import is_cluster_scoped
-from scanner.engine.normalize import normalize_null_maps, object_problem
+from scanner.engine.normalize import NULL_MAP_KEYS, normalize_null_maps, object_problem
 from scanner.errors import Location, ManifestError
 from scanner.sources.provenance import (
     ErrorRecord,
@@ -94,11 +94,13 @@ def _shared_documents(text: str | bytes, path: str, limits: YamlLimits, items: C
         check_file_size(text, path, limits)
         pieces = large_list_items(text, items)
         if pieces is not None:
-            yield from iter_list_items(pieces, path, limits=limits, on_error=on_error, on_warning=on_warning)
+            yield from iter_list_items(pieces, path, limits=limits, on_error=on_error, on_warning=on_warning,
+                                       null_maps=NULL_MAP_KEYS)
             return
         if only_split:
             return
-    yield from iter_documents(text, path, limits=limits, split_lists=True, on_error=on_error, on_warning=on_warning)
+    yield from iter_documents(text, path, limits=limits, split_lists=True, on_error=on_error, on_warning=on_warning,
+                              null_maps=NULL_MAP_KEYS)
 
 
 class _Warning(ManifestError):
@@ -181,7 +183,8 @@ def resource_from_document(
     metadata = data.get("metadata")
     if metadata is None:
         metadata = data["metadata"] = {}
-    normalize_null_maps(data)
+    if doc.null_maps is not NULL_MAP_KEYS:  # (the block reader empties them as it reads)
+        normalize_null_maps(data)
     defaulted = False
     if not is_cluster_scoped(kind) and not metadata.get("namespace"):
         metadata["namespace"] = "default"

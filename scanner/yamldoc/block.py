@@ -43,12 +43,14 @@ class _Unsupported(Exception):
 
 def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = None,
                          max_depth: int = 200,
-                         float_value: Callable[[float], Any] | None = None) -> list[Document] | None:
+                         float_value: Callable[[float], Any] | None = None,
+                         null_maps: frozenset[str] = frozenset()) -> list[Document] | None:
     """Each document of ``text`` (bytes in UTF-8) in order, or None where the text is beyond
     the subset, nests values close to ``max_depth`` deep (counting the document as 1 and
     each level below it), or (given ``booleans``) holds a plain boolean not among them.
 
-    A plain float is given to ``float_value`` when set (its result is the value read)."""
+    A plain float is given to ``float_value`` when set (its result is the value read). A null
+    value of a key in ``null_maps`` (at any depth) is read as an empty mapping."""
     if max_depth < 3:
         return None
     if isinstance(text, bytes):
@@ -67,7 +69,7 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
     if wide and re.compile(_OUTSIDE_PATTERN).search(text):
         return None  # (the wide pattern takes milliseconds to compile: only when needed, once)
     try:
-        return _Reader(text.split("\n"), booleans, max_depth, float_value).documents()
+        return _Reader(text.split("\n"), booleans, max_depth, float_value, null_maps).documents()
     except _Unsupported:
         return None
 
@@ -75,13 +77,13 @@ def read_block_documents(text: str | bytes, booleans: frozenset[str] | None = No
 class _Reader:
     """One text's documents, read line by line with a stack of the open collections."""
 
-    __slots__ = ("booleans", "docs", "float_value", "line", "lines", "max_depth", "pending", "root", "root_open",
-                 "stack")
+    __slots__ = ("booleans", "docs", "float_value", "line", "lines", "max_depth", "null_maps", "pending", "root",
+                 "root_open", "stack")
 
     def __init__(self, lines: list[str], booleans: frozenset[str] | None, max_depth: int,
-                 float_value: Callable[[float], Any] | None = None) -> None:
+                 float_value: Callable[[float], Any] | None = None, null_maps: frozenset[str] = frozenset()) -> None:
         self.lines, self.booleans, self.max_depth = lines, booleans, max_depth
-        self.float_value = float_value
+        self.float_value, self.null_maps = float_value, null_maps
         self.docs: list[Document] = []
         self.stack: list[list[Any]] = []  # [indent, container, is mapping], innermost last
         self.pending: tuple[Any, Any, int] | None = None  # (container, key or None, owner's indent)
@@ -120,6 +122,8 @@ class _Reader:
                     child: Any = [] if entry else {}
                     container[-1 if key is None else key] = child
                     stack.append([indent, child, not entry])
+                elif key in self.null_maps:
+                    container[key] = {}
             elif self.root is None:
                 self.root_open, self.line = True, i
                 self.root = [] if entry else {}
@@ -175,7 +179,7 @@ class _Reader:
                         mapping[key] = value
                         continue
                     if tag is INT or tag is NULL or (tag is BOOL and (self.booleans is None or value in self.booleans)):
-                        mapping[key] = known[1]
+                        mapping[key] = {} if tag is NULL and key in self.null_maps else known[1]
                         continue
             elif value == "{}":
                 mapping[key] = {}
@@ -186,6 +190,10 @@ class _Reader:
 
     def _close(self, open_next: bool) -> None:
         """End the current document (if any) and, after ``---``, open an explicit one."""
+        if self.pending is not None:
+            container, key, _ = self.pending
+            if key in self.null_maps:
+                container[key] = {}
         if self.root_open:
             self.docs.append((self.root, self.line))
         self.stack.clear()
@@ -253,7 +261,7 @@ class _Reader:
             mapping[key], next_index = self._literal(value, indent, next_index)
         else:
             scalar = self._scalar(value)
-            mapping[key] = scalar
+            mapping[key] = {} if scalar is None and key in self.null_maps else scalar
         return next_index
 
     def _scalar(self, text: str) -> Any:

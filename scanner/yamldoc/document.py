@@ -30,6 +30,7 @@ class YamlDocument:
     line: int
     node: yaml.Node | None = None
     item: int | None = None
+    null_maps: frozenset[str] = frozenset()  # the keys whose null values were read as ``{}``
 
     def locate(self, pointer: str) -> Location:
         """Location of the value at JSON ``pointer`` (the nearest existing ancestor)."""

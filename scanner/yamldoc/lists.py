@@ -35,7 +35,7 @@ _PAST_ITEMS = re.compile(r"\n(?!- |  |\n|\Z)")  # the break before a line that i
 # what libyaml reads differently at column 0, where an item's line is once dedented: a document
 # marker or a directive there, text (or an error) at column 2
 _OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")  # line breaks to libyaml besides "\n"
-_COLUMN_ZERO = re.compile(r"^(?:- |  )(?:---|\.\.\.|%)", re.MULTILINE)
+_COLUMN_ZERO_MARKS = ("---", "...", "%")
 
 
 SPLIT_MIN_BYTES = 256 * 1024  # below this size, a List is read whole: splitting would not pay
@@ -46,6 +46,20 @@ def large_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = N
     if len(text) <= SPLIT_MIN_BYTES:
         return None
     return split_list_items(text, wanted)
+
+
+def _column_zero_mark(text: str, start: int, end: int) -> bool:
+    """Whether a line of ``text[start:end]`` (``start`` a line's start) begins with ``- `` or two
+    spaces and then a document marker or a directive: the marks are rare, their lines' starts
+    are checked where they occur (no pass over every line)."""
+    for mark in _COLUMN_ZERO_MARKS:
+        at = text.find(mark, start + 2, end)
+        while at >= 0:
+            line = at - 2
+            if text[line:at] in ("- ", "  ") and (line == start or text[line - 1] == "\n"):
+                return True
+            at = text.find(mark, at + 1, end)
+    return False
 
 
 def split_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = None) -> list[ItemText] | None:
@@ -72,7 +86,7 @@ def split_list_items(text: str | bytes, wanted: Callable[[int], bool] | None = N
         at = text.find("\n- ", at + 1, end)
     if not starts or text[key.end():starts[0]].strip("\n"):
         return None  # no items, or indented lines before the first
-    if _COLUMN_ZERO.search(text, starts[0], end):
+    if _column_zero_mark(text, starts[0], end):
         return None
     rest = text[end:].split("\n")
     if any(line.startswith(("- ", "-\t", " ")) and not line.startswith("  ") for line in rest):

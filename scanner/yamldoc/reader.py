@@ -68,6 +68,7 @@ def iter_documents(
     split_lists: bool = False,
     on_error: ErrorHandler | None = None,
     on_warning: ErrorHandler | None = None,
+    null_maps: frozenset[str] = frozenset(),
 ) -> Iterator[YamlDocument]:
     """Yield the non-empty documents of ``text``; a syntax error raises ``ManifestError``.
 
@@ -80,13 +81,17 @@ def iter_documents(
     A key repeated in a mapping is an error (the document is not read), unless ``on_warning``
     is given: then the key keeps its last value, as Kyverno reads manifests, and a located
     warning is handed to ``on_warning`` before the document is yielded.
+
+    Where the block reader reads a document, the null values of the keys in ``null_maps`` are
+    read as ``{}`` (``YamlDocument.null_maps`` says which keys a document had so read).
     """
     check_file_size(text, path, limits)
     if split_lists and not keep_nodes:
         pieces = large_list_items(text)
         if pieces is not None:
             try:
-                yield from iter_list_items(pieces, path, limits=limits, on_error=on_error, on_warning=on_warning)
+                yield from iter_list_items(pieces, path, limits=limits, on_error=on_error, on_warning=on_warning,
+                                           null_maps=null_maps)
             except ManifestError:
                 # libyaml parses the whole List before it constructs an item: where the text
                 # has an error the items do not show first (a syntax error after a bad value),
@@ -96,11 +101,11 @@ def iter_documents(
                 raise
             return
     if not keep_nodes and len(text) <= limits.stream_bytes and size_within(text, limits):
-        documents = _block_documents(text, split_lists, limits.max_depth)
+        documents = _block_documents(text, split_lists, limits.max_depth, null_maps)
         if documents is not None:
             for index, (data, line) in enumerate(documents):
                 if data is not None:
-                    yield YamlDocument(data, path, index, line)
+                    yield YamlDocument(data, path, index, line, null_maps=null_maps)
             return
     yield from _composed_documents(text, path, keep_nodes, limits, split_lists, on_error, on_warning)
 
@@ -169,10 +174,11 @@ def _composed_documents(text: str | bytes, path: str, keep_nodes: bool, limits: 
         loader.dispose()
 
 
-def _block_documents(text: str | bytes, split_lists: bool, max_depth: int) -> list[tuple[Any, int]] | None:
+def _block_documents(text: str | bytes, split_lists: bool, max_depth: int,
+                     null_maps: frozenset[str] = frozenset()) -> list[tuple[Any, int]] | None:
     """The documents of ``text`` by the block reader (see :mod:`scanner.yamldoc.block`), or None
     where libyaml must read it: text beyond the reader's subset, or a List to be split."""
-    documents = read_block_documents(text, max_depth=max_depth)
+    documents = read_block_documents(text, max_depth=max_depth, null_maps=null_maps)
     if documents is not None and split_lists and any(_is_list(data) for data, _ in documents):
         return None
     return documents
@@ -207,9 +213,11 @@ def _event_documents(text: str | bytes, path: str, keep_nodes: bool, limits: Yam
 
 def iter_list_items(pieces: list[ItemText], path: str, *, limits: YamlLimits = DEFAULT_LIMITS,
                     on_error: ErrorHandler | None = None,
-                    on_warning: ErrorHandler | None = None) -> Iterator[YamlDocument]:
+                    on_warning: ErrorHandler | None = None,
+                    null_maps: frozenset[str] = frozenset()) -> Iterator[YamlDocument]:
     """The documents of the items cut out of one List dump (see :mod:`scanner.yamldoc.lists`),
-    located in the dump's file: ``index`` 0, ``item`` the item's index in the List."""
+    located in the dump's file: ``index`` 0, ``item`` the item's index in the List
+    (``null_maps``: as ``iter_documents``)."""
     for piece in pieces:
         def in_file(exc: ManifestError, piece: Any = piece) -> ManifestError:
             """``exc`` located in the file rather than in the item's text, whose lines are the
@@ -234,9 +242,9 @@ def iter_list_items(pieces: list[ItemText], path: str, *, limits: YamlLimits = D
         warnings = None if on_warning is None else lambda exc, handler=on_warning, move=in_file: handler(move(exc))
         try:
             for doc in iter_documents(piece.text, path, limits=limits, on_warning=warnings,
-                                      on_error=None if on_error is None else errors):
+                                      on_error=None if on_error is None else errors, null_maps=null_maps):
                 read = True
-                yield YamlDocument(doc.data, path, 0, piece.line + doc.line - 1, None, piece.index)
+                yield YamlDocument(doc.data, path, 0, piece.line + doc.line - 1, None, piece.index, doc.null_maps)
         except ManifestError as exc:
             raise in_file(exc) from exc
         if not read:  # an empty item ("- " alone): null, as in the whole List

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scanner.yamldoc.lists as yamllists
+from scanner.engine.normalize import NULL_MAP_KEYS, normalize_null_maps
 from scanner.errors import ManifestError
 from scanner.yamldoc import ErrorHandler, YamlDocument, YamlLimits, iter_documents, read_block_documents
 from scanner.yamldoc.lists import split_list_items
@@ -63,11 +64,19 @@ def list_splitter(text: str | bytes, lenient: bool = True) -> Outcome:
     return outcome(lambda warn: iter_documents(text, "f.yaml", split_lists=True, on_warning=warn), lenient)
 
 
-def block_reader(text: str | bytes) -> Outcome | None:
-    read = read_block_documents(text)
+def block_reader(text: str | bytes, null_maps: frozenset[str] = frozenset()) -> Outcome | None:
+    read = read_block_documents(text, null_maps=null_maps)
     if read is None:
         return None
     return [(index, data, line, None) for index, (data, line) in enumerate(read) if data is not None]
+
+
+def emptied(read: Outcome) -> Outcome:
+    """``read`` with the null maps a scan empties (``normalize_null_maps``) emptied."""
+    if not isinstance(read, str):
+        for _, data, _, _ in read:
+            normalize_null_maps(data)
+    return read
 
 
 def agree(expected: Outcome, got: Outcome | None, path: str, text: str | bytes, in_order: bool = False) -> None:
@@ -101,6 +110,9 @@ def check_text(text: str | bytes, name: str = "<generated>") -> tuple[bool, bool
         expected = libyaml(text, False, lenient=False)
         assert not isinstance(expected, str), f"{name}: the block reader read text libyaml refuses ({expected})"
         agree(expected, block, "block reader", text)
+        # the null maps emptied as the block reader reads them, as the walk over the data empties them
+        agree(emptied(libyaml(text, False, lenient=False)), block_reader(text, NULL_MAP_KEYS),
+              "block reader (null maps)", text)
     return block is not None, split_list_items(text) is not None
 
 
