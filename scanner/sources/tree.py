@@ -132,7 +132,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
     if rendering:  # nothing that leads outside the source is given to a renderer
-        confinement = Confinement(tree, options.kustomize_remote_hosts)
+        confinement = Confinement(tree, options.kustomize_remote_hosts, origin.commit)
         refusals = {overlay: confinement.check(overlay) for overlay in my_overlays}
         for refusal in refusals.values():
             if refusal is not None:
@@ -184,7 +184,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
         for future in futures:
             output = future.result()
             outputs[output.overlay] = output
-        locator = OriginLocator(tree, render_plan.kustomizations)
+        locator = OriginLocator(tree, render_plan.kustomizations, origin.commit)
         runs = helm.runs() if helm is not None else []
         for overlay in my_overlays:
             if overlay in outputs:

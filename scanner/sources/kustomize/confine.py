@@ -70,14 +70,24 @@ def remote_host(entry: str) -> str | None:
     return None
 
 
-class Confinement:
-    """Checks the overlays of one tree; each kustomization is read and checked once."""
+_Checked = dict[str, tuple["Refusal | None", list[str]]]
+_CHECKED_AT_COMMIT: dict[tuple[str, str, frozenset[str]], _Checked] = {}  # (root, commit, hosts) -> folders
 
-    def __init__(self, tree: FileTree, remote_hosts: tuple[str, ...] = ()) -> None:
+
+class Confinement:
+    """Checks the overlays of one tree; each kustomization is read and checked once (for a tree
+    at a ``commit``, once per process: the shards of one commit share the checks)."""
+
+    def __init__(self, tree: FileTree, remote_hosts: tuple[str, ...] = (), commit: str | None = None) -> None:
         self.tree = tree
         self.root = tree.realpath(tree.root)
         self.allowed = {h.lower() for h in remote_hosts}
-        self._folders: dict[str, tuple[Refusal | None, list[str]]] = {}
+        self._folders: _Checked = {}
+        if commit:
+            key = (tree.root, commit, frozenset(self.allowed))
+            if key not in _CHECKED_AT_COMMIT and len(_CHECKED_AT_COMMIT) >= 4:
+                _CHECKED_AT_COMMIT.clear()
+            self._folders = _CHECKED_AT_COMMIT.setdefault(key, {})
 
     def check(self, overlay: str) -> Refusal | None:
         """The first name reachable from the kustomization of ``overlay`` (a tree-relative

@@ -40,13 +40,23 @@ class Located:
     patches: tuple[str, ...]
 
 
-class OriginLocator:
-    """Locates the objects of the overlays of one tree; files are read once."""
+_Documents = dict[tuple[str, bool], list[YamlDocument]]
+_READ_AT_COMMIT: dict[tuple[str, str], _Documents] = {}  # (tree root, commit) -> its files' documents
 
-    def __init__(self, tree: FileTree, kustomizations: dict[str, Any]) -> None:
+
+class OriginLocator:
+    """Locates the objects of the overlays of one tree; files are read once (for a tree at a
+    ``commit``, once per process: the shards of one commit share what they read)."""
+
+    def __init__(self, tree: FileTree, kustomizations: dict[str, Any], commit: str | None = None) -> None:
         self.tree = tree
         self.kustomizations = kustomizations  # directory -> kustomize.Kustomization
-        self._documents: dict[tuple[str, bool], list[YamlDocument]] = {}
+        self._documents: _Documents = {}
+        if commit:
+            key = (tree.root, commit)
+            if key not in _READ_AT_COMMIT and len(_READ_AT_COMMIT) >= 4:
+                _READ_AT_COMMIT.clear()
+            self._documents = _READ_AT_COMMIT.setdefault(key, {})
         self._reach: dict[str, frozenset[str]] = {}
 
     def locate(self, overlay: str, kustomization: str, origin: RenderOrigin, data: Any) -> Located:
