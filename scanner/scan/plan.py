@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,9 +24,12 @@ from scanner.scan.workers import ShardTask
 from scanner.sources.directory import DirectorySource, root_problem
 from scanner.sources.export import ExportSource
 from scanner.sources.git import GitSource, redact
+from scanner.sources.helm.render import helm_probe
+from scanner.sources.kustomize.version import renderer_probes
 from scanner.sources.paths import PathFilter, Shard
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
 from scanner.sources.provenance import Resource
+from scanner.sources.tool_versions import start_probes
 from scanner.sources.tree import TreeOptions
 from scanner.store import records
 from scanner.yamldoc import load_documents
@@ -246,3 +251,15 @@ def _cluster_lookup(sources: list[SourceConfig], config: Config, prefetch: GitPr
         except Exception as exc:  # the source's own scan records why it failed
             log.debug("source %s not read for look-ups: %s", cfg.name, exc)
     return cluster_of(read)
+
+
+def start_tool_probes(selected: list[SourceConfig]) -> Callable[[], None]:
+    """The version probes of the renderers the workers reading ``selected`` may run (kustomize
+    or kubectl, helm), started now; the call returned waits for them. Made before the workers
+    fork, the answers are theirs too: no worker runs the tools again."""
+    trees = [cfg for cfg in selected if cfg.type != "export"]
+    probes = renderer_probes() if any(cfg.kustomize != "off" for cfg in trees) else []
+    helm = shutil.which("helm") if any(cfg.helm.mode != "off" for cfg in trees) else None
+    if helm is not None:
+        probes.append(helm_probe(helm))
+    return start_probes(probes)

@@ -41,6 +41,7 @@ from scanner.scan.plan import (
     prepare_source,
     source_record,
     split_not_evaluated,
+    start_tool_probes,
     values_text,
 )
 from scanner.scan.pool import WorkerPool, worker_count
@@ -134,7 +135,11 @@ def _run(config: Config, wanted: list[str], jobs: int | None, trigger: records.T
     started = time.monotonic()
     started_at = now or datetime.now(UTC)  # the run's start: loading the policies is part of it
     selected = _selected(config, wanted)
-    inputs = _load_inputs(config, selected, started_at, prefetch, progress)
+    probes_done = start_tool_probes(selected)  # the renderers' versions, found while the policies load
+    try:
+        inputs = _load_inputs(config, selected, started_at, prefetch, progress)
+    finally:
+        probes_done()
     jobs = worker_count(jobs or config.scan.jobs)
     workers = WorkerPool(inputs.setup, jobs, inputs.compiled)
     store = None

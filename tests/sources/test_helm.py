@@ -15,7 +15,7 @@ from scanner.sources.documents import Origin
 from scanner.sources.file_tree import DiskTree
 from scanner.sources.helm.charts import chart_folders, read_chart
 from scanner.sources.helm.releases import scan_charts
-from scanner.sources.helm.render import find_helm, parse_output
+from scanner.sources.helm.render import parse_output
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
 from tests.programs import need_program
 
@@ -121,11 +121,7 @@ def test_helm_off_counts_charts_as_skipped(charts: Path):
 
 def test_helm_not_installed_is_one_error_per_chart(charts: Path, monkeypatch, tmp_path: Path):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    find_helm.cache_clear()
-    try:
-        _, errors, _ = _scan(charts, HelmConfig(), ("web", "other"))
-    finally:
-        find_helm.cache_clear()
+    _, errors, _ = _scan(charts, HelmConfig(), ("web", "other"))
     assert [(e.kind, e.location.path, e.message) for e in errors] == [
         ("renderer-missing", "web/Chart.yaml", "helm not found: install helm 3 or set helm: off"),
         ("renderer-missing", "other/Chart.yaml", "helm not found: install helm 3 or set helm: off")]
@@ -159,11 +155,7 @@ def test_helm_runs_without_the_callers_environment(charts: Path, monkeypatch, tm
     monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
     monkeypatch.setenv("SCANNER_PLANTED_TOKEN", "s3cr3t")
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
-    find_helm.cache_clear()
-    try:
-        resources, errors, _ = _scan(charts, HelmConfig())
-    finally:
-        find_helm.cache_clear()
+    resources, errors, _ = _scan(charts, HelmConfig())
     assert errors == []
     data = resources[0].data["data"]
     names = {pair.split("=", 1)[0] for pair in data["env"].split()}

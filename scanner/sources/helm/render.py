@@ -15,12 +15,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from scanner.errors import ManifestError
 from scanner.sources.helm.charts import Chart, missing_dependencies
+from scanner.sources.tool_versions import probe_output
 from scanner.yamldoc import iter_documents
 
 
@@ -57,19 +58,21 @@ class HelmNotFound(Exception):
     """No usable helm 3 binary."""
 
 
-@lru_cache(maxsize=4)
+def helm_probe(binary: str) -> tuple[Sequence[str], Mapping[str, str]]:
+    """The version probe of the helm at ``binary`` (for ``tool_versions``)."""
+    return (binary, "version", "--short"), _scrubbed_env(tempfile.gettempdir())
+
+
 def find_helm(path: str | None = None) -> str:
     """The helm 3 binary on ``PATH``; ``HelmNotFound`` saying what to do otherwise."""
     binary = shutil.which("helm", path=path)
     if binary is None:
         raise HelmNotFound("helm not found: install helm 3 or set helm: off")
-    try:
-        proc = subprocess.run([binary, "version", "--short"], capture_output=True, text=True,
-                              timeout=30, check=False, env=_scrubbed_env(tempfile.gettempdir()))
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise HelmNotFound(f"helm could not be run ({exc}): install helm 3 or set helm: off") from exc
-    version = proc.stdout.strip()
-    if proc.returncode != 0 or not version.startswith("v3."):
+    output = probe_output(*helm_probe(binary))
+    if output is None:
+        raise HelmNotFound(f"helm could not be run ({binary} version): install helm 3 or set helm: off")
+    version = output[1].strip()
+    if output[0] != 0 or not version.startswith("v3."):
         raise HelmNotFound(f"helm 3 is needed, {binary} is {version or 'unknown'}: install helm 3 or set helm: off")
     return binary
 

@@ -13,18 +13,16 @@ kustomize v4.5.7 (kubectl); v5 required"), and their raw files are scanned inste
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from scanner.sources.kustomize.plan import KustomizeMode
+from scanner.sources.tool_versions import probe_output
 
 SUPPORTED_MAJOR = 5
 _VERSION = re.compile(r"v(\d+)\.(\d+)\.(\d+)")
-_PROBE_TIMEOUT = 60.0
 # (program, command that renders a folder, label prefix, command printing the version)
 _CANDIDATES = (
     ("kustomize", ("build",), "kustomize", ("version",)),
@@ -60,25 +58,19 @@ def external_renderer(mode: KustomizeMode) -> ExternalRenderer:
     return ExternalRenderer(problem=f"not supported: {', '.join(refused)}; kustomize v{SUPPORTED_MAJOR} required")
 
 
+def renderer_probes() -> list[tuple[Sequence[str], Mapping[str, str] | None]]:
+    """The version probes of the renderers on ``PATH`` (for ``tool_versions.start_probes``)."""
+    found = [(shutil.which(program), probe) for program, _, _, probe in _CANDIDATES]
+    return [((path, *probe), None) for path, probe in found if path is not None]
+
+
 def kustomize_version(program: str, path: str) -> str | None:
     """The Kustomize version (``v5.5.0``) of ``program`` found at ``path``, read once per file."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return _version(program, path, stat.st_mtime_ns, stat.st_size)
-
-
-@lru_cache(maxsize=16)
-def _version(program: str, path: str, _mtime: int, _size: int) -> str | None:
     probe = next(c[3] for c in _CANDIDATES if c[0] == program)
-    try:
-        proc = subprocess.run([path, *probe], capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    output = probe_output((path, *probe))
+    if output is None or output[0] != 0:
         return None
-    if proc.returncode != 0:
-        return None
-    text = proc.stdout
+    text = output[1]
     if program == "kubectl":
         try:
             text = str(json.loads(text).get("kustomizeVersion") or "")
