@@ -20,8 +20,8 @@ from scanner.scan.collect import error_row, not_evaluated_row, policy_error_row,
 from scanner.scan.plan import policy_record, source_record
 from scanner.store import records
 from scanner.store.liveness import HOST, QUEUE_OWNER_PID, utc_now
-from scanner.store.store import Store
-from scanner.store.writer import RunWriter, create_run
+from scanner.store.store import Store, create_run
+from scanner.store.writer import RunWriter
 
 log = logging.getLogger("scanner.schedule")
 

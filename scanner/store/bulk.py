@@ -113,6 +113,11 @@ def insert_returning_keys(connection: Connection, table: Table,
     return found
 
 
+def stored_rows(table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``rows`` of ``columns`` of ``table`` as stored: their text escaped (``StoredText``)."""
+    return escape_rows(rows, text_positions(table, tuple(columns)))
+
+
 @cache
 def text_positions(table: str, columns: tuple[str, ...]) -> tuple[int, ...]:
     """The positions of ``columns`` that are ``StoredText`` columns of ``table``."""
@@ -121,12 +126,14 @@ def text_positions(table: str, columns: tuple[str, ...]) -> tuple[int, ...]:
 
 
 def copy_rows(connection: Connection, table: str, columns: Sequence[str],
-              rows: list[tuple[Any, ...]]) -> None:
+              rows: list[tuple[Any, ...]], *, escaped: bool = False) -> None:
     """Append rows to ``table``: COPY on PostgreSQL, multi-row INSERTs on SQLite. The rows go
-    past SQLAlchemy's types: their text columns are escaped here as ``StoredText`` binds them."""
+    past SQLAlchemy's types: their text columns are escaped here as ``StoredText`` binds them
+    (unless they are ``escaped`` already: ``stored_rows``)."""
     if not rows:
         return
-    rows = escape_rows(rows, text_positions(table, tuple(columns)))
+    if not escaped:
+        rows = stored_rows(table, columns, rows)
     names = ", ".join(columns)
     if connection.dialect.name == "postgresql":
         driver = connection.connection.driver_connection

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Connection, Executable, delete, func, insert, select, update
@@ -161,15 +162,51 @@ WHERE check_id IN ({ids}) ORDER BY check_id
 """
 
 
-def results_part(connection: Connection, run_id: int) -> str:
+class WrittenResults:
+    """The results section of a run's ``results`` part as the run's one writer stores them, so
+    that finishing need not read them back: each batch of stored rows (``bulk.RESULT_COLUMNS``,
+    text escaped as stored) in key order, hashed as ``results_part`` hashes the rows it reads.
+    A batch that does not follow the previous ones in key order gives it up (``usable``)."""
+
+    __slots__ = ("checks", "digest", "last", "usable")
+
+    def __init__(self) -> None:
+        self.digest = hashlib.sha256()
+        self.checks: set[int] = set()
+        self.last: tuple[int, int] | None = None  # the key of the last row hashed
+        self.usable = True
+
+    def add(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Stored result rows of the run, committed."""
+        if not self.usable or not rows:
+            return
+        batch = sorted([(r[0], r[1], r[3], r[4], r[5], r[6], r[7], r[8]) for r in rows], key=itemgetter(0, 1))
+        previous = self.last
+        if previous is not None and (batch[0][0], batch[0][1]) <= previous:
+            self.usable = False
+            return
+        self.last = (batch[-1][0], batch[-1][1])
+        self.checks.update(row[1] for row in batch)
+        self.digest.update((b"" if previous is None else b",") + _DUMPS(batch)[1:-1].encode("ascii"))
+
+
+_DUMPS = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def results_part(connection: Connection, run_id: int, written: WrittenResults | None = None) -> str:
     """The digest of the run's ``results`` part: its results, and the observations, resources and
     checks they name. It reads committed rows only (the checks are those its results name, not
-    its tallies'), so it can be computed beside the transaction that finishes the run."""
+    its tallies'), so it can be computed beside the transaction that finishes the run. With
+    ``written`` (usable), the results are not read: they are hashed as they were written."""
     digest = hashlib.sha256()
-    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    dumps = _DUMPS
     checks: set[int] = set()
     results = _RESULTS.format(run="+r.run_id" if connection.dialect.name == "sqlite" else "r.run_id")
-    for query in (results, _OBSERVATIONS, _RESOURCES, None):
+    queries: tuple[str | None, ...] = (results, _OBSERVATIONS, _RESOURCES, None)
+    if written is not None and written.usable:
+        digest, checks, queries = written.digest.copy(), set(written.checks), queries[1:]
+        digest.update(b"\n")
+    for query in queries:
         if query is None:  # the checks named: integers the results gave, written into the statement
             query = _CHECKS.format(ids=",".join(map(str, sorted(checks))) or "NULL")
         separator = b""

@@ -14,13 +14,15 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import URL
 
 from scanner.engine.types import RuleStatus
 from scanner.store import chain, chain_verify, coverage, diff, history, reporting, runs, schema, summary
 from scanner.store import prune as retention
+from scanner.store import tables as t
 from scanner.store.connect import (
     create_store_engine,
     describe,
@@ -47,7 +49,7 @@ from scanner.store.views import (
     RunSummary,
     TrendPoint,
 )
-from scanner.store.writer import DEFAULT_BATCH, RunWriter, create_run
+from scanner.store.writer import DEFAULT_BATCH, RunWriter
 
 
 class Store:
@@ -133,7 +135,7 @@ class Store:
             "scanner_version": start.scanner_version, "config_digest": start.config_digest,
             "owner_host": HOST, "owner_pid": os.getpid()})
         return RunWriter(self.engine, self.url, run_id, batch_size=self.batch_size,
-                         heartbeat_interval=self.heartbeat_interval)
+                         heartbeat_interval=self.heartbeat_interval, sole=True)
 
     def try_lock(self, name: str, ttl: timedelta = timedelta(minutes=2)) -> DatabaseLock | None:
         """Take the named lock (e.g. one per scheduled scan); None while another holds it."""
@@ -250,3 +252,10 @@ class Store:
         """``(namespace, source, failing)`` per resource observation with results in the run."""
         with self._read(f"read the resources of run {run_id}") as c:
             yield from reporting.iter_run_observations(c, run_id)
+
+
+def create_run(engine: Engine, url: URL, values: dict[str, Any]) -> int:
+    """A new run's row (``values``); its id."""
+    with translate_errors(url, "begin run"), write_connection(engine) as connection:
+        return connection.execute(t.runs.insert().values(**values)
+                                  .returning(t.runs.c.run_id)).scalar_one()

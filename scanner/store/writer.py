@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from itertools import islice
 from types import TracebackType
 from typing import Any
@@ -20,7 +21,7 @@ from sqlalchemy.engine import URL
 from scanner.errors import StoreError
 from scanner.store import bulk
 from scanner.store import tables as t
-from scanner.store.chain import results_part
+from scanner.store.chain import WrittenResults, results_part
 from scanner.store.connect import translate_errors, write_connection
 from scanner.store.finish import finish_run
 from scanner.store.liveness import reclaim, run_heartbeat, utc_now
@@ -48,11 +49,12 @@ class RunWriter:
 
     Leaving the ``with`` block by an exception ends the run ``failed`` (``interrupted`` for
     KeyboardInterrupt/SystemExit); leaving it normally without ``finish`` finishes it with
-    the status its sources imply.
+    the status its sources imply. A ``sole`` writer (the one ``Store.begin_run`` gives) writes
+    every result of its run: it hashes them for the run's chain link as it writes them.
     """
 
     def __init__(self, engine: Engine, url: URL, run_id: int, *, batch_size: int,
-                 heartbeat_interval: float) -> None:
+                 heartbeat_interval: float, sole: bool = False) -> None:
         self.run_id = run_id
         self._engine = engine
         self._url = url
@@ -72,6 +74,7 @@ class RunWriter:
         self._marks: dict[str, int] = {}
         self._status: RunStatus | None = None
         self._pinned: Connection | None = None
+        self._written: WrittenResults | None = WrittenResults() if sole else None
         self._beater = run_heartbeat(engine, run_id, heartbeat_interval)
 
     @classmethod
@@ -100,8 +103,11 @@ class RunWriter:
 
     @contextmanager
     def transaction(self, doing: str) -> Iterator[Connection]:
-        """One transaction for every write made inside the block: all of them commit, or none."""
+        """One transaction for every write made inside the block: all of them commit, or none
+        (the results hashed as written give up: they may roll back)."""
         self._check_open()
+        if self._written is not None:
+            self._written.usable = False
         with translate_errors(self._url, f"run {self.run_id}: {doing}"), \
                 write_connection(self._engine) as connection:
             self._pinned = connection
@@ -203,7 +209,10 @@ class RunWriter:
                     observation_id, resource_id = observations[r.resource_index]
                     rows.append((observation_id, checks[(r.policy, r.rule)], run_id, resource_id,
                                  policies[r.policy][0], r.status, r.action, r.message, r.path))
-            bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, rows)
+            stored = bulk.stored_rows("results", bulk.RESULT_COLUMNS, rows)
+            bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, stored, escaped=True)
+        if self._written is not None:  # (committed: inside ``transaction`` it gave up)
+            self._written.add(stored)
         self._count(rows)
         return len(rows)
 
@@ -266,6 +275,8 @@ class RunWriter:
         tallies = sorted((self.run_id, source_id, check_id, namespace, status_value, policies[check_id], count)
                          for (source_id, namespace, check_id, status_value), count in self._tallies.items())
         with self._write(f"finish ({status})") as connection:
+            if results is None and self._written is not None and self._written.usable:
+                results = partial(results_part, connection, self.run_id, self._written)
             finish_run(connection, self.run_id, RunStatus(status), tallies, results)
         self._status = RunStatus(status)
         return self._status
@@ -274,7 +285,7 @@ class RunWriter:
         """The digest of the run's stored results for its chain link, from a connection of its
         own (they are committed before the run finishes)."""
         with translate_errors(self._url, f"run {self.run_id}: read results"), self._engine.connect() as connection:
-            return results_part(connection, self.run_id)
+            return results_part(connection, self.run_id, self._written)
 
     def can_finish_in_child(self) -> bool:
         """Whether a forked child may finish the run: not a database named by a URI (which may
@@ -435,11 +446,5 @@ class RunWriter:
             # (the run stays running until the next scan finds its heartbeat stale).
             if exc is not None:
                 exc.add_note(f"run {self.run_id} could not be marked {status}: {failure}")
-
-
-def create_run(engine: Engine, url: URL, values: dict[str, Any]) -> int:
-    with translate_errors(url, "begin run"), write_connection(engine) as connection:
-        return connection.execute(t.runs.insert().values(**values)
-                                  .returning(t.runs.c.run_id)).scalar_one()
 
 

@@ -159,3 +159,39 @@ def test_chain_upgrade_chains_existing_runs(store: Store) -> None:
     verdict = store.verify_chain()
     assert (verdict.ok, verdict.checked, verdict.first_run_id, verdict.last_run_id) == (True, 3, first, last)
     assert [store.chain_link(run) for run in (first, middle, last)] == recorded
+
+
+@pytest.mark.parametrize("order", ["in key order", "a batch before an earlier one"])
+def test_chain_results_hashed_as_written_match_the_stored_rows(store: Store, order: str) -> None:
+    """The finishing writer hashes the results as it wrote them, not read back: the digest is
+    the one the stored rows give (text escaped as stored), or, when a batch came out of key
+    order, the stored rows are read after all."""
+    from scanner.store import PolicyRecord, ResultRecord, SourceRecord, SourceType
+    from scanner.store.chain import results_part
+
+    pods = [pod(f"p{i}") for i in range(6)]
+    messages = ["plain", "a NUL \x00 here", "the escape \u2400 itself", "", "é ünïcode", "x" * 300]
+    batches = [pods[:3], pods[3:]]
+    with store.begin_run(RunStart(started_at=day(0), scanner_version="0.1.0")) as run:
+        run.add_source(SourceRecord(name="repo", type=SourceType.GIT, url="https://git.example/repo.git",
+                                    commit_sha="c0ffee"))
+        records: list[PolicyRecord] = [policy("require-labels"), policy("disallow-latest")]
+        run.add_policies(records)
+        if order != "in key order":
+            run.add_resources(batches[1])  # the later pods get the earlier observation ids
+        for batch in batches:
+            run.add_results(
+                ResultRecord(policy=p.ref, rule=rule, resource=resource, status=RuleStatus.FAIL,
+                             message=messages[(i + j) % len(messages)], path="/spec")
+                for i, resource in enumerate(batch) for j, (p, rule) in
+                enumerate([(records[1], "image"), (records[0], "labels")]))
+        written = run._written
+        assert written is not None and written.usable == (order == "in key order")
+        run.finish()
+    with store.engine.connect() as connection:
+        stored = results_part(connection, run.run_id)
+        link = connection.execute(text("SELECT results_digest FROM run_chain WHERE run_id = :run"),
+                                  {"run": run.run_id}).scalar_one()
+        assert link == stored
+        if written.usable:
+            assert results_part(connection, run.run_id, written) == stored
