@@ -211,7 +211,11 @@ class FindingGroup:
     @property
     def overlays(self) -> tuple[str, ...]:
         """The overlays whose renderings hold the defect, in the order of the findings."""
-        return tuple(dict.fromkeys(r.resource.overlay for r in self.findings if r.resource.overlay))
+        findings = self.findings
+        if len(findings) == 1:  # most defects: a resource read as it is, or one overlay's
+            overlay = findings[0].resource.overlay
+            return (overlay,) if overlay else ()
+        return tuple(dict.fromkeys(r.resource.overlay for r in findings if r.resource.overlay))
 
 
 @dataclass(frozen=True, slots=True)

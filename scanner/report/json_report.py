@@ -17,6 +17,7 @@ from scanner.report.data import (
     ExceptionApplied,
     FindingGroup,
     GroupCounts,
+    PolicyFindings,
     PolicyInfo,
     ReportData,
     ResourceInfo,
@@ -70,13 +71,15 @@ def resource_document(resource: ResourceInfo) -> dict[str, Any]:
     }
 
 
-def defect_document(group: FindingGroup) -> dict[str, Any]:
+def defect_document(group: FindingGroup, ids: dict[int, str] | None = None) -> dict[str, Any]:
     """One defect of a policy: its findings (by id) at one defining ``path:line``, with the
-    overlays whose renderings hold it."""
+    overlays whose renderings hold it. ``ids``: finding ids known already, by ``id()`` of the
+    result."""
+    known = ids or {}
     return {"rule": group.rule, "status": group.status.value, "source": group.source,
             "path": group.path, "line": group.line, "location": group.location,
             "overlays": list(group.overlays),
-            "findings": [finding_id(r.resource, r.policy, r.rule) for r in group.findings]}
+            "findings": [known.get(id(r)) or finding_id(r.resource, r.policy, r.rule) for r in group.findings]}
 
 
 def result_document(result: ResultRecord, *, with_policy: bool) -> dict[str, Any]:
@@ -155,6 +158,14 @@ def summary_document(data: ReportData) -> dict[str, Any]:
             "by_status": dict(s.by_status), "failures_by_severity": dict(s.failures_by_severity)}
 
 
+def _policy_failures(group: PolicyFindings) -> dict[str, Any]:
+    """A policy with its findings and its defects (which name the findings by id)."""
+    findings = [result_document(r, with_policy=False) for r in group.findings]
+    ids = {id(r): doc["id"] for r, doc in zip(group.findings, findings, strict=True)}
+    return {**policy_document(group.policy), "counts": dict(group.counts), "findings": findings,
+            "defects": [defect_document(d, ids) for d in group.groups]}
+
+
 def report_document(data: ReportData) -> dict[str, Any]:
     """The JSON report as plain data (what ``write_json_report`` serialises)."""
     return {
@@ -166,12 +177,7 @@ def report_document(data: ReportData) -> dict[str, Any]:
             "new": [change_document(c) for c in data.new_findings],
             "resolved": [change_document(c) for c in data.resolved_findings],
         },
-        "failures_by_policy": [
-            {**policy_document(group.policy), "counts": dict(group.counts),
-             "findings": [result_document(r, with_policy=False) for r in group.findings],
-             "defects": [defect_document(d) for d in group.groups]}
-            for group in data.failures_by_policy
-        ],
+        "failures_by_policy": [_policy_failures(group) for group in data.failures_by_policy],
         "by_namespace": [_group_document(g, "namespace") for g in data.by_namespace],
         "by_source": [_group_document(g, "source") for g in data.by_source],
         "errors": [error_document(e) for e in data.errors],
@@ -194,4 +200,12 @@ def render_json_report(data: ReportData) -> str:
 
 
 def write_json_report(data: ReportData, out: TextIO) -> None:
-    out.write(render_json_report(data))
+    """Write the JSON report to ``out``: to a file's bytes as orjson gives them (UTF-8, as the
+    text would be encoded), to any other text stream as text."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None or (getattr(out, "encoding", "") or "").lower().replace("-", "") != "utf8":
+        out.write(render_json_report(data))
+        return
+    text = orjson.dumps(report_document(data), option=orjson.OPT_INDENT_2) + b"\n"
+    out.flush()
+    buffer.write(text)
