@@ -44,6 +44,7 @@ from functools import partial
 from operator import itemgetter
 from typing import Any
 
+import orjson
 from sqlalchemy import Connection, Executable, delete, func, insert, select, update
 
 from scanner.store import tables as t
@@ -187,10 +188,23 @@ class WrittenResults:
             return
         self.last = (batch[-1][0], batch[-1][1])
         self.checks.update(row[1] for row in batch)
-        self.digest.update((b"" if previous is None else b",") + _DUMPS(batch)[1:-1].encode("ascii"))
+        self.digest.update((b"" if previous is None else b",") + ascii_json(batch)[1:-1])
 
 
 _DUMPS = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def ascii_json(rows: Sequence[Any]) -> bytes:
+    """``rows`` as ``json`` writes them without whitespace, in ASCII (``\\uXXXX`` escapes):
+    orjson's bytes where they are that text (ASCII below DEL, which json escapes and orjson
+    does not), else json's."""
+    try:
+        text = orjson.dumps(rows)
+    except TypeError:  # (an integer beyond 64 bits, a lone surrogate)
+        text = b"\x80"
+    if text.isascii() and b"\x7f" not in text:
+        return text
+    return _DUMPS(rows).encode("ascii")
 
 
 def results_part(connection: Connection, run_id: int, written: WrittenResults | None = None) -> str:
@@ -199,7 +213,6 @@ def results_part(connection: Connection, run_id: int, written: WrittenResults | 
     its tallies'), so it can be computed beside the transaction that finishes the run. With
     ``written`` (usable), the results are not read: they are hashed as they were written."""
     digest = hashlib.sha256()
-    dumps = _DUMPS
     checks: set[int] = set()
     results = _RESULTS.format(run="+r.run_id" if connection.dialect.name == "sqlite" else "r.run_id")
     queries: tuple[str | None, ...] = (results, _OBSERVATIONS, _RESOURCES, None)
@@ -213,7 +226,7 @@ def results_part(connection: Connection, run_id: int, written: WrittenResults | 
         for batch in _batches(connection, query, run_id):
             if query is results:
                 checks.update(row[1] for row in batch)
-            digest.update(separator + dumps(batch)[1:-1].encode("ascii"))
+            digest.update(separator + ascii_json(batch)[1:-1])
             separator = b","
         digest.update(b"\n")
     return "sha256:" + digest.hexdigest()

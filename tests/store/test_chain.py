@@ -195,3 +195,22 @@ def test_chain_results_hashed_as_written_match_the_stored_rows(store: Store, ord
         assert link == stored
         if written.usable:
             assert results_part(connection, run.run_id, written) == stored
+
+
+def test_chain_rows_are_hashed_as_json_writes_them() -> None:
+    """The rows of a part are hashed as ``json`` writes them (ASCII, escapes as it escapes),
+    whichever encoder made the text: every character below 256, astral characters, lone
+    surrogates, integers beyond 64 bits and nulls."""
+    import json
+    import random
+
+    from scanner.store.chain import ascii_json
+
+    reference = json.JSONEncoder(separators=(",", ":")).encode
+    texts = [chr(c) for c in range(256)] + ["\U0001f600 astral", "lone \ud800 surrogate", "", "plain"]
+    rnd = random.Random(7)
+    texts += ["".join(rnd.choice(texts[:260]) for _ in range(rnd.randint(0, 12))) for _ in range(300)]
+    rows = [(i, 2**70 if i == 3 else -i, None, text) for i, text in enumerate(texts)]
+    for start in range(0, len(rows), 7):
+        batch = rows[start:start + 7]
+        assert ascii_json(batch) == reference(batch).encode("ascii")
