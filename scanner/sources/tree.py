@@ -163,7 +163,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
         if pool is not None and command is not None:
             tree.prefetch([posixpath.join(tree.root, f) for f in render_plan.reads(my_overlays)],
                           options.limits.max_file_bytes)
-            native = render_native(tree, my_overlays)  # the rest falls back
+            native = render_native(tree, my_overlays, origin.commit)  # the rest falls back
             if native.fallback:
                 root = tree.on_disk()
                 futures = [pool.submit(render_overlay, [*command, *helm.flags] if helm and overlay in helm_charts

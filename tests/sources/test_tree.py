@@ -82,6 +82,33 @@ def test_tree_shards_read_every_resource_and_error_once(tmp_path, gitops, count)
         assert sorted(map(key, part)) == sorted(map(key, found))
 
 
+@pytest.mark.parametrize("count", [2, 3])
+def test_tree_shards_of_one_commit_in_one_process_read_as_a_whole_scan_does(tmp_path, gitops, count):
+    """The shards of a commit read in one process share the files parsed, the bases built and
+    the overlays checked: every shard still gives exactly what a whole scan gives, and a shard
+    changing what it was given changes nothing of the next one's."""
+    import dataclasses
+
+    def options(shard: Shard) -> GitOptions:
+        return GitOptions(str(gitops.path), "main", cache_dir=str(tmp_path / "c"),
+                          tree=TreeOptions(shard=shard))
+
+    whole = _items(GitSource("g", options(Shard(0, 1))))
+    for resource in whole[0]:  # what a consumer may do to what it is given
+        resource.data.setdefault("metadata", {})["labels"] = {"changed": "by a consumer"}
+    again = _items(GitSource("g", options(Shard(0, 1))))
+    parts = [_items(GitSource("g", options(Shard(index, count)))) for index in range(count)]
+
+    def key(item):
+        if isinstance(item, Resource):
+            return (str(item.provenance), item.identity.name, repr(item.data))
+        return repr(dataclasses.astuple(item))
+
+    assert "by a consumer" not in repr([r.data for r in again[0]])
+    for position in (0, 1):
+        assert sorted(key(i) for part in parts for i in part[position]) == sorted(map(key, again[position]))
+
+
 @pytest.mark.parametrize(("total", "count"), [(0, 3), (1, 3), (7, 3), (180, 6), (5, 5), (4, 7)])
 def test_shard_blocks_partition_positions_in_order(total, count):
     owners = [[i for i in range(count) if Shard(i, count).owns_block(p, total)] for p in range(total)]

@@ -55,9 +55,16 @@ class NativeResult:
     fallback: dict[str, str] = field(default_factory=dict)
 
 
-def render_native(tree: FileTree, overlays: Sequence[str]) -> NativeResult:
-    """Render each overlay (tree-relative directory) in process where it is supported."""
+def render_native(tree: FileTree, overlays: Sequence[str], commit: str | None = None) -> NativeResult:
+    """Render each overlay (tree-relative directory) in process where it is supported (for a
+    tree at a ``commit``, with what earlier renderings of that commit in this process read and
+    built: the shards of one commit share their bases)."""
     renderer = NativeRenderer(tree)
+    if commit:
+        key = (tree.root, commit)
+        if key not in _SHARED_AT_COMMIT and len(_SHARED_AT_COMMIT) >= 4:
+            _SHARED_AT_COMMIT.clear()
+        renderer.share(_SHARED_AT_COMMIT.setdefault(key, renderer.shared()))
     result = NativeResult()
     for overlay in overlays:
         try:
@@ -71,6 +78,11 @@ def render_native(tree: FileTree, overlays: Sequence[str]) -> NativeResult:
     return result
 
 
+_Built = dict[str, "list[NativeResource] | UnsupportedKustomization"]
+_Kept = tuple[_Built, dict[str, Any], dict[str, str]]  # bases built, files parsed, folders resolved
+_SHARED_AT_COMMIT: dict[tuple[str, str], _Kept] = {}  # (root, commit) -> what its renderings keep
+
+
 class NativeRenderer:
     """Renders overlays of one tree; shared bases and files are read once."""
 
@@ -78,7 +90,15 @@ class NativeRenderer:
         self.tree = tree
         self.root = tree.realpath(tree.root)
         self.files = FileCache(tree)
-        self._built: dict[str, list[NativeResource] | UnsupportedKustomization] = {}
+        self._built: _Built = {}
+
+    def shared(self) -> _Kept:
+        """What this renderer keeps of the tree: the bases built, the files parsed, the folders resolved."""
+        return self._built, self.files.parsed, self.files.real_folders
+
+    def share(self, kept: _Kept) -> None:
+        """Render with what another renderer of the same tree (at one commit) kept."""
+        self._built, self.files.parsed, self.files.real_folders = kept
 
     def render(self, overlay: str) -> list[dict[str, Any]]:
         """The objects ``kubectl kustomize <root>/<overlay>`` prints, in its order."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -47,9 +48,12 @@ _MAX_NESTING = 2_000  # composed inline by the scanner's own reader up to this d
 
 # text kustomize refuses or writes back changed, found before any parsing: a directive line,
 # and NEL/LS/PS as characters or as the escapes of a double-quoted scalar
-_REFUSED_TEXT = (
-    (re.compile(r"^%", re.M), re.compile(rb"^%", re.M), "YAML directive (%YAML or %TAG)"),
-    (re.compile(r"[\x85\u2028\u2029]|\\[NLP]|\\x85|\\u(?:0085|202[89])|\\U0000(?:0085|202[89])"),
+# (whether the text may hold what the regex finds, the regex for text and for bytes, why)
+_REFUSED_TEXT: tuple[tuple[Callable[[Any], bool], re.Pattern[str], re.Pattern[bytes], str], ...] = (
+    (lambda text: ("%" in text) if isinstance(text, str) else (b"%" in text),
+     re.compile(r"^%", re.M), re.compile(rb"^%", re.M), "YAML directive (%YAML or %TAG)"),
+    (lambda text: not text.isascii() or (("\\" in text) if isinstance(text, str) else (b"\\" in text)),
+     re.compile(r"[\x85\u2028\u2029]|\\[NLP]|\\x85|\\u(?:0085|202[89])|\\U0000(?:0085|202[89])"),
      re.compile(rb"\xc2\x85|\xe2\x80[\xa8\xa9]|\\[NLP]|\\x85|\\u(?:0085|202[89])|\\U0000(?:0085|202[89])"),
      "NEL, LS or PS line break in a string (kustomize writes it back as a line break)"),
 )
@@ -134,8 +138,9 @@ def parse_documents(text: bytes | str, path: str) -> list[Any]:
     binary = isinstance(text, bytes)
     if (b"&" in text) if binary else ("&" in text):  # type: ignore[operator]
         raise UnsupportedKustomization("YAML anchors", path)  # kustomize expands them
-    for pattern, byte_pattern, reason in _REFUSED_TEXT:
-        if (byte_pattern if binary else pattern).search(text):  # type: ignore[arg-type]
+    for needles, pattern, byte_pattern, reason in _REFUSED_TEXT:
+        if (needles(text) and  # (most texts: the regex's pass is not needed)
+                (byte_pattern if binary else pattern).search(text)):  # type: ignore[arg-type]
             raise UnsupportedKustomization(reason, path)
     dated = (_DATE_BYTES if binary else _DATE_TEXT).search(text) is not None  # type: ignore[arg-type]
     read = None if dated else read_block_documents(text, _YAML12_BOOLS, _MAX_NESTING, float_value=json_number)
@@ -169,21 +174,21 @@ class FileCache:
 
     def __init__(self, tree: FileTree) -> None:
         self.tree = tree
-        self._documents: dict[str, list[Any] | UnsupportedKustomization] = {}
-        self._real_folders: dict[str, str] = {}
+        self.parsed: dict[str, list[Any] | UnsupportedKustomization] = {}
+        self.real_folders: dict[str, str] = {}
 
     def realpath(self, path: str) -> str:
         """``os.path.realpath`` of a normalized absolute path, its folder's resolved once: a
         tree's files share a few folders, and resolving a path checks every folder on the way."""
         folder, name = os.path.split(path)
-        real = self._real_folders.get(folder)
+        real = self.real_folders.get(folder)
         if real is None:
-            real = self._real_folders[folder] = self.tree.realpath(folder)
+            real = self.real_folders[folder] = self.tree.realpath(folder)
         joined = os.path.join(real, name)
         return self.tree.realpath(joined) if self.tree.islink(joined) else joined
 
     def documents(self, path: str) -> list[Any]:
-        cached = self._documents.get(path)
+        cached = self.parsed.get(path)
         if cached is None:
             try:
                 cached = parse_documents(self.tree.read(path), path)
@@ -191,7 +196,7 @@ class FileCache:
                 cached = UnsupportedKustomization(f"cannot read: {exc.strerror}", path)
             except UnsupportedKustomization as exc:
                 cached = exc
-            self._documents[path] = cached
+            self.parsed[path] = cached
         if isinstance(cached, UnsupportedKustomization):
             raise cached
         return [clone(d) for d in cached]
