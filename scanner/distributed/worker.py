@@ -14,10 +14,13 @@ import logging
 import signal
 import subprocess
 import sys
+from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from scanner.distributed import bookkeeping
 from scanner.distributed.assemble import assemble
+from scanner.distributed.orphans import JoblessShard, recover_orphans
 from scanner.distributed.queue import ASSEMBLE_TASK, QUEUE, SHARD_ATTEMPTS, SHARD_TASK, ensure_schema, make_app
 from scanner.distributed.shard import record_failure, run_shard
 from scanner.distributed.state import WorkerState
@@ -57,22 +60,36 @@ def request_assembly(app: Any, state: WorkerState, run_id: int) -> None:
                            queueing_lock=f"assemble-{run_id}").defer(run_id=run_id)
 
 
-async def _recover_stalled(app: Any, every: float, stalled_after: float) -> None:
-    """Put back in the queue the jobs of workers whose heartbeat stopped."""
+async def _recover_stalled(app: Any, state: WorkerState, every: float, stalled_after: float) -> None:
+    """Put back in the queue the jobs of workers whose heartbeat stopped, and recover the runs
+    an enqueue left unfinished (``orphans``)."""
     while True:
         try:
             for job in await app.job_manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=stalled_after):
                 log.warning("job %s (%s %s) of a stalled worker: queued again", job.id, job.task_name, job.task_kwargs)
                 with contextlib.suppress(Exception):  # another worker retried it first
                     await app.job_manager.retry_job(job)
+            await asyncio.to_thread(recover_orphans, state.store.engine, partial(_defer_shard, app),
+                                    timedelta(seconds=stalled_after))
         except Exception as exc:  # the database is unreachable for now: try again at the next beat
             log.warning("looking for stalled jobs: %s", exc)
         await asyncio.sleep(every)
 
 
+def _defer_shard(app: Any, shard: JoblessShard) -> None:
+    """The job of a shard that has none (one at a time: a duplicate would find it written)."""
+    from procrastinate.exceptions import AlreadyEnqueued
+
+    with contextlib.suppress(AlreadyEnqueued):
+        app.configure_task(SHARD_TASK, queue=QUEUE,
+                           queueing_lock=f"shard-{shard.run_id}-{shard.source}-{shard.shard}").defer(
+            run_id=shard.run_id, config_digest=shard.config_digest, source=shard.source, shard=shard.shard,
+            shards=shard.shards)
+
+
 async def _serve(app: Any, state: WorkerState, heartbeat: float, stalled_after: float, wait: bool) -> None:
     async with app.open_async():
-        recover = asyncio.create_task(_recover_stalled(app, heartbeat, stalled_after))
+        recover = asyncio.create_task(_recover_stalled(app, state, heartbeat, stalled_after))
         try:
             await app.run_worker_async(queues=[QUEUE], concurrency=1, wait=wait, name=state.name,
                                        update_heartbeat_interval=heartbeat, stalled_worker_timeout=stalled_after,

@@ -49,7 +49,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: object) -> Iterator[s
 def fresh_schema(prefix: str) -> Iterator[str]:
     """The URL of a new, empty schema on the test server, dropped afterwards."""
     schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(POSTGRES_URL)
+    admin = create_engine(POSTGRES_URL, pool_pre_ping=True)  # (a test may restart the server meanwhile)
     with admin.begin() as connection:
         connection.execute(text(f'CREATE SCHEMA "{schema}"'))
     try:
