@@ -97,7 +97,10 @@ def main() -> None:
             scanner("db", "upgrade", "--config", str(path))
             started = time.monotonic()
             enqueued = scanner("enqueue", "--config", str(path))
-            run_id = int(str(enqueued.args).split()[1].rstrip(":"))
+            said = str(enqueued.args)
+            if not said.startswith("run "):
+                raise SystemExit(f"scanner enqueue said:\n{said}")
+            run_id = int(said.split()[1].rstrip(":"))
             enqueue_seconds = time.monotonic() - started
             scanner("worker", "--config", str(path), "--concurrency", str(count), "--until-idle")
             total = time.monotonic() - started

@@ -43,6 +43,7 @@ from scanner.sources.kustomize.origin import RenderOrigin, RenderOutput
 from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES, KustomizeMode, RenderPlan, plan
 from scanner.sources.kustomize.version import ExternalRenderer, external_renderer
 from scanner.sources.paths import PathFilter, Shard, TreeFile, UnreadableFolder
+from scanner.sources.per_commit import PerCommit
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.yamldoc import DEFAULT_LIMITS, YamlDocument, YamlLimits
 
@@ -245,28 +246,26 @@ def _not_read(relpath: str, charts: tuple[str, ...], render_plan: RenderPlan, re
 RENDERERS = 2  # renderer processes at once per reader: they start slowly, and mostly wait
 
 _Walk = tuple[list[TreeFile], dict[str, int], list[UnreadableFolder], RenderPlan, tuple[str, ...]]
-_PLANS: dict[tuple, _Walk] = {}
+_PLANS: PerCommit[_Walk] = PerCommit()
 
 
 def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Walk:
     """The tree's files (kustomization files included, whatever their extension), skip
     counts, unreadable folders, Kustomize plan and Helm charts, reused by the shards of one
     commit in one process."""
-    key = (type(tree), tree.root, origin.commit, options.include, options.exclude, options.kustomize_roots)
-    cached = _PLANS.get(key) if origin.commit else None
-    if cached is None:
+    def walk() -> _Walk:
         skipped: dict[str, int] = {}
         unreadable: list[UnreadableFolder] = []
         files = list(tree.walk(options.path_filter, skipped, KUSTOMIZATION_FILES, unreadable))
         tree.prefetch([f.path for f in files if posixpath.basename(f.relpath) in KUSTOMIZATION_FILES],
                       options.limits.max_file_bytes)
-        cached = (files, skipped, unreadable, plan(tree, [f.relpath for f in files], options.kustomize_roots),
-                  chart_folders(f.relpath for f in files))
-        if origin.commit:
-            if len(_PLANS) >= 4:
-                _PLANS.clear()
-            _PLANS[key] = cached
-    return cached
+        return (files, skipped, unreadable, plan(tree, [f.relpath for f in files], options.kustomize_roots),
+                chart_folders(f.relpath for f in files))
+
+    if not origin.commit:
+        return walk()
+    return _PLANS.get((type(tree), tree.root, origin.commit, options.include, options.exclude,
+                       options.kustomize_roots), walk)
 
 
 def _chart_errors(tree: FileTree, helm_charts: dict[str, list[KustomizeChart]],

@@ -29,6 +29,7 @@ from scanner.errors import ManifestError
 from scanner.sources.file_tree import FileTree
 from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES
 from scanner.sources.paths import within
+from scanner.sources.per_commit import PerCommit
 from scanner.yamldoc import iter_documents
 
 # kustomization fields holding names of files or folders: (field, key of a mapping entry)
@@ -71,7 +72,7 @@ def remote_host(entry: str) -> str | None:
 
 
 _Checked = dict[str, tuple["Refusal | None", list[str]]]
-_CHECKED_AT_COMMIT: dict[tuple[str, str, frozenset[str]], _Checked] = {}  # (root, commit, hosts) -> folders
+_CHECKED_AT_COMMIT: PerCommit[_Checked] = PerCommit()  # (root, commit, hosts) -> folders checked
 
 
 class Confinement:
@@ -84,10 +85,7 @@ class Confinement:
         self.allowed = {h.lower() for h in remote_hosts}
         self._folders: _Checked = {}
         if commit:
-            key = (tree.root, commit, frozenset(self.allowed))
-            if key not in _CHECKED_AT_COMMIT and len(_CHECKED_AT_COMMIT) >= 4:
-                _CHECKED_AT_COMMIT.clear()
-            self._folders = _CHECKED_AT_COMMIT.setdefault(key, {})
+            self._folders = _CHECKED_AT_COMMIT.get((tree.root, commit, frozenset(self.allowed)), dict)
 
     def check(self, overlay: str) -> Refusal | None:
         """The first name reachable from the kustomization of ``overlay`` (a tree-relative

@@ -25,6 +25,7 @@ from typing import Any
 from scanner.errors import ManifestError
 from scanner.sources.file_tree import FileTree
 from scanner.sources.kustomize.origin import GENERATOR_FIELDS, RenderOrigin
+from scanner.sources.per_commit import PerCommit
 from scanner.yamldoc import YamlDocument, iter_documents
 
 
@@ -41,7 +42,7 @@ class Located:
 
 
 _Documents = dict[tuple[str, bool], list[YamlDocument]]
-_READ_AT_COMMIT: dict[tuple[str, str], _Documents] = {}  # (tree root, commit) -> its files' documents
+_READ_AT_COMMIT: PerCommit[_Documents] = PerCommit()  # (tree root, commit) -> its files' documents
 
 
 class OriginLocator:
@@ -53,10 +54,7 @@ class OriginLocator:
         self.kustomizations = kustomizations  # directory -> kustomize.Kustomization
         self._documents: _Documents = {}
         if commit:
-            key = (tree.root, commit)
-            if key not in _READ_AT_COMMIT and len(_READ_AT_COMMIT) >= 4:
-                _READ_AT_COMMIT.clear()
-            self._documents = _READ_AT_COMMIT.setdefault(key, {})
+            self._documents = _READ_AT_COMMIT.get((tree.root, commit), dict)
         self._reach: dict[str, frozenset[str]] = {}
 
     def locate(self, overlay: str, kustomization: str, origin: RenderOrigin, data: Any) -> Located:

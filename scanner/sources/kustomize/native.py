@@ -41,6 +41,7 @@ from scanner.sources.kustomize.native_settings import Settings, read_settings
 from scanner.sources.kustomize.native_yaml import FileCache, UnsupportedKustomization
 from scanner.sources.kustomize.origin import RenderOrigin, RenderOutput, tree_relative
 from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES
+from scanner.sources.per_commit import PerCommit
 
 __all__ = ["NATIVE_RENDERER", "NativeRenderer", "NativeResult", "UnsupportedKustomization", "render_native"]
 
@@ -61,10 +62,7 @@ def render_native(tree: FileTree, overlays: Sequence[str], commit: str | None = 
     built: the shards of one commit share their bases)."""
     renderer = NativeRenderer(tree)
     if commit:
-        key = (tree.root, commit)
-        if key not in _SHARED_AT_COMMIT and len(_SHARED_AT_COMMIT) >= 4:
-            _SHARED_AT_COMMIT.clear()
-        renderer.share(_SHARED_AT_COMMIT.setdefault(key, renderer.shared()))
+        renderer.share(_SHARED_AT_COMMIT.get((tree.root, commit), renderer.shared))
     result = NativeResult()
     for overlay in overlays:
         try:
@@ -80,7 +78,7 @@ def render_native(tree: FileTree, overlays: Sequence[str], commit: str | None = 
 
 _Built = dict[str, "list[NativeResource] | UnsupportedKustomization"]
 _Kept = tuple[_Built, dict[str, Any], dict[str, str]]  # bases built, files parsed, folders resolved
-_SHARED_AT_COMMIT: dict[tuple[str, str], _Kept] = {}  # (root, commit) -> what its renderings keep
+_SHARED_AT_COMMIT: PerCommit[_Kept] = PerCommit()  # (root, commit) -> what its renderings keep
 
 
 class NativeRenderer:
