@@ -184,6 +184,9 @@ def _texts(items: list[Any]) -> list[str]:
     budget.charge(len(items))
     texts = []
     for item in items:
+        if item.__class__ is str:  # (most items: ``sprint`` gives a string as it is)
+            texts.append(item)
+            continue
         if isinstance(item, (dict, list)):
             budget.check_string(text_size(item, budget.limits.string_length), "a condition value")
         texts.append(sprint(item))

@@ -60,7 +60,21 @@ def admission_fields(resource: dict, operation: str) -> dict[str, Any]:
     """The fields of an admission request (``admission/v1`` ``AdmissionRequest``) that Kyverno's
     webhook puts under ``request`` beside the object, namespace, operation and user, as the API
     server fills them for ``resource`` (empty fields are left out, as Go's ``omitempty`` does).
-    The ``kyverno`` CLI sets none of them."""
+    The ``kyverno`` CLI sets none of them. (The caller copies them; they are not to be changed:
+    the last resource's are kept for the next policy evaluating it.)"""
+    global _last_admission
+    last = _last_admission
+    if last is not None and last[0] is resource and last[1] == operation:
+        return last[2]
+    fields = _admission_fields(resource, operation)
+    _last_admission = (resource, operation, fields)
+    return fields
+
+
+_last_admission: tuple[dict, str, dict[str, Any]] | None = None
+
+
+def _admission_fields(resource: dict, operation: str) -> dict[str, Any]:
     meta = found if isinstance(found := resource.get("metadata"), dict) else {}
     api_version, kind = str(resource.get("apiVersion") or ""), str(resource.get("kind") or "")
     group, _, version = api_version.rpartition("/")

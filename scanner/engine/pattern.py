@@ -6,7 +6,7 @@ against it and returns ``None`` (pass) or a ``PatternError`` describing the outc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,8 +145,7 @@ class ListNode(Node):
         if mode == "scalar":
             return self.items[0].check(value, path, seen)
         if mode == "maps":
-            node = self.items[0]
-            return _check_elements(((node, element) for element in value), path, seen)
+            return _check_elements(value, path, seen, self.items[0])
         # positional
         if len(value) < len(self.items):
             return PatternError(
@@ -155,7 +154,7 @@ class ListNode(Node):
                 "validate Array failed, array length mismatch, resource Array len is "
                 f"{len(value)} and pattern Array len is {len(self.items)}",
             )
-        return _check_elements(zip(self.items, value, strict=False), path, seen)  # (value may be longer)
+        return _check_elements(value[:len(self.items)], path, seen, None, self.items)  # (value may be longer)
 
 
 def _contains_anchor(value: Any) -> bool:
@@ -411,13 +410,15 @@ class CompiledPattern:
         return PatternOutcome("fail", err.path, err.message)
 
 
-def _check_elements(pairs: Iterable[tuple[Any, Any]], path: str, seen: Any) -> PatternError | None:
-    """Each element against its pattern node, in order: the first failure; a skip when every
-    element was skipped (none applied); else None."""
+def _check_elements(values: list[Any], path: str, seen: Any, node: Node | None = None,
+                    nodes: Sequence[Node] = ()) -> PatternError | None:
+    """Each element against its pattern node (``node`` for every one, else ``nodes`` by
+    position), in order: the first failure; a skip when every element was skipped (none
+    applied); else None."""
     applied = 0
     skips: list[PatternError] = []
-    for i, (node, element) in enumerate(pairs):
-        err = node.check(element, f"{path}{i}/", seen)
+    for i, element in enumerate(values):
+        err = (node if node is not None else nodes[i]).check(element, f"{path}{i}/", seen)
         if err is None:
             applied += 1
         elif err.kind in _SKIP_CLASS:

@@ -29,6 +29,7 @@ from scanner.engine.evaluate import PolicyIndex, RequestContext, evaluate_resour
 from scanner.engine.exceptions import PolicyException
 from scanner.engine.kinds import cluster_scoped_in_cluster
 from scanner.engine.policy import Policy
+from scanner.engine.types import RuleResult
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup, param_kinds
 from scanner.scan.processes import collect_less_often
@@ -218,15 +219,15 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
         resource_rows.append((prov.source, ident.api_version, ident.kind, ident.name or "", ident.namespace or "",
                               prov.path, prov.document, prov.item, prov.line, prov.commit or "",
                               prov.overlay, "\n".join(prov.patches) or None))
-        if isinstance(selective, SelectiveIndex):
-            selective.reuse = reuse
-        evaluated = {id(policy): [
-            # a ResultRow's fields after the resource index; ``_value_``: the member's plain string, without
-            # the enum's ``value`` property; the names are the policy's and rule's own strings, shared
-            (r.policy, r.rule, r.status._value_, intern(r.message), intern(r.path), r.action._value_,
-             r.declared_rule) for r in results]
-            for policy, results in evaluate_resource(selective, resource.data, context)}
-        if reuse is None or not isinstance(selective, SelectiveIndex):
+        if not isinstance(selective, SelectiveIndex):  # (no result cache: the rows as they come)
+            for _, results in evaluate_resource(selective, resource.data, context):
+                result_rows += [(position, r.policy, r.rule, r.status._value_, intern(r.message), intern(r.path),
+                                 r.action._value_, r.declared_rule) for r in results]  # (``_row``, inline)
+            continue
+        selective.reuse = reuse
+        evaluated = {id(policy): [_row(r, intern) for r in results]
+                     for policy, results in evaluate_resource(selective, resource.data, context)}
+        if reuse is None:
             for found in evaluated.values():
                 result_rows += [(position, *row) for row in found]
             continue
@@ -238,6 +239,13 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
             result_rows += [(position, *row) for row in rows]
         reuse.done()
     return resource_rows, result_rows
+
+
+def _row(r: RuleResult, intern: Callable[[str], str]) -> Row:
+    """A ResultRow's fields after the resource index; ``_value_``: the member's plain string,
+    without the enum's ``value`` property; the names are the policy's and rule's own strings,
+    shared; repeated messages and paths interned."""
+    return (r.policy, r.rule, r.status._value_, intern(r.message), intern(r.path), r.action._value_, r.declared_rule)
 
 
 def _cache_update() -> CacheUpdate | None:
