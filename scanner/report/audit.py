@@ -62,7 +62,8 @@ def _parts(data: ReportData) -> dict[str, Any]:
 
 
 def _rows(data: ReportData) -> Iterator[dict[str, Any]]:
-    return (result_document(r, with_policy=True) for r in data.results)
+    resources: dict[int, dict[str, Any]] = {}  # each resource's document made once
+    return (result_document(r, with_policy=True, resources=resources) for r in data.results)
 
 
 def _canonical(value: Any) -> str:

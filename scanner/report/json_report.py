@@ -82,8 +82,18 @@ def defect_document(group: FindingGroup, ids: dict[int, str] | None = None) -> d
             "findings": [known.get(id(r)) or finding_id(r.resource, r.policy, r.rule) for r in group.findings]}
 
 
-def result_document(result: ResultRecord, *, with_policy: bool) -> dict[str, Any]:
-    doc: dict[str, Any] = {"id": finding_id(result.resource, result.policy, result.rule)}
+def result_document(result: ResultRecord, *, with_policy: bool,
+                    resources: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One result; ``resources``: the documents of the resources written so far (by ``id()``),
+    shared by their results (a resource with several findings is one object, written out
+    for each)."""
+    resource = result.resource
+    written = resources.get(id(resource)) if resources is not None else None
+    if written is None:
+        written = resource_document(resource)
+        if resources is not None:
+            resources[id(resource)] = written
+    doc: dict[str, Any] = {"id": finding_id(resource, result.policy, result.rule)}
     if with_policy:
         doc["policy"] = result.policy
     doc.update({
@@ -92,7 +102,7 @@ def result_document(result: ResultRecord, *, with_policy: bool) -> dict[str, Any
         "message": result.message,
         "action": result.action.value,
         "exception": result.exception,
-        "resource": resource_document(result.resource),
+        "resource": written,
     })
     return doc
 
@@ -158,9 +168,9 @@ def summary_document(data: ReportData) -> dict[str, Any]:
             "by_status": dict(s.by_status), "failures_by_severity": dict(s.failures_by_severity)}
 
 
-def _policy_failures(group: PolicyFindings) -> dict[str, Any]:
+def _policy_failures(group: PolicyFindings, resources: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """A policy with its findings and its defects (which name the findings by id)."""
-    findings = [result_document(r, with_policy=False) for r in group.findings]
+    findings = [result_document(r, with_policy=False, resources=resources) for r in group.findings]
     ids = {id(r): doc["id"] for r, doc in zip(group.findings, findings, strict=True)}
     return {**policy_document(group.policy), "counts": dict(group.counts), "findings": findings,
             "defects": [defect_document(d, ids) for d in group.groups]}
@@ -168,6 +178,7 @@ def _policy_failures(group: PolicyFindings) -> dict[str, Any]:
 
 def report_document(data: ReportData) -> dict[str, Any]:
     """The JSON report as plain data (what ``write_json_report`` serialises)."""
+    resources: dict[int, dict[str, Any]] = {}  # (the report's resources outlive it: no id is reused)
     return {
         "schema": REPORT_SCHEMA_ID,
         "run": run_document(data.run),
@@ -177,7 +188,7 @@ def report_document(data: ReportData) -> dict[str, Any]:
             "new": [change_document(c) for c in data.new_findings],
             "resolved": [change_document(c) for c in data.resolved_findings],
         },
-        "failures_by_policy": [_policy_failures(group) for group in data.failures_by_policy],
+        "failures_by_policy": [_policy_failures(group, resources) for group in data.failures_by_policy],
         "by_namespace": [_group_document(g, "namespace") for g in data.by_namespace],
         "by_source": [_group_document(g, "source") for g in data.by_source],
         "errors": [error_document(e) for e in data.errors],
