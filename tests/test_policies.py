@@ -50,8 +50,8 @@ def test_policy_folders_leave_hidden_files_out(tmp_path: Path) -> None:
     assert load_policies([tmp_path / ".editor.yaml"]).errors
 
 
-def _rule(body: str) -> str:
-    return f"  - name: r{abs(hash(body)) % 100}\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n    {body}\n"
+def _rule(body: str, index: int = 0) -> str:
+    return f"  - name: r{index}\n    match: {{any: [{{resources: {{kinds: [Pod]}}}}]}}\n    {body}\n"
 
 
 MUTATE = "mutate: {patchStrategicMerge: {metadata: {labels: {a: b}}}}"
@@ -69,7 +69,7 @@ VALIDATE = "validate: {pattern: {metadata: {name: '?*'}}}"
 ])
 def test_policy_without_validate_rule_has_a_reason(rules: list[str], reason: str | None) -> None:
     text = "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n  rules:\n"
-    text += "".join(_rule(body) for body in rules)
+    text += "".join(_rule(body, index) for index, body in enumerate(rules))
     [policy] = load_policy_text(text, "p.yaml").policies
     assert not_evaluated_reason(policy) == reason
 
