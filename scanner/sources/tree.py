@@ -126,7 +126,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
     external = external_renderer(options.kustomize) if render_plan.overlays else ExternalRenderer()
     command = list(external.command) if external.command is not None else None
     rendering = command is not None and bool(render_plan.overlays)
-    inflated = inflated_chart_folders(tree, render_plan.kustomizations) if rendering else ()
+    inflated = _inflated(tree, origin, options, render_plan) if rendering else ()
     if inflated:  # charts a kustomization inflates are rendered by kustomize, in its overlays
         charts = tuple(c for c in charts if not in_folders(c + "/", inflated))
     yield from scan_charts(tree, charts, options.helm, origin, stats, shard)
@@ -264,8 +264,23 @@ def _walk_and_plan(tree: FileTree, origin: Origin, options: TreeOptions) -> _Wal
 
     if not origin.commit:
         return walk()
-    return _PLANS.get((type(tree), tree.root, origin.commit, options.include, options.exclude,
-                       options.kustomize_roots), walk)
+    return _PLANS.get(_plan_key(tree, origin, options), walk)
+
+
+_INFLATED: PerCommit[tuple[str, ...]] = PerCommit()
+
+
+def _inflated(tree: FileTree, origin: Origin, options: TreeOptions, render_plan: RenderPlan) -> tuple[str, ...]:
+    """``inflated_chart_folders`` of the tree's kustomizations, once per commit and process."""
+    def find() -> tuple[str, ...]:
+        return inflated_chart_folders(tree, render_plan.kustomizations)
+
+    return _INFLATED.get(_plan_key(tree, origin, options), find) if origin.commit else find()
+
+
+def _plan_key(tree: FileTree, origin: Origin, options: TreeOptions) -> tuple:
+    """What decides a commit's walk and plan (and what is read of its kustomizations)."""
+    return (type(tree), tree.root, origin.commit, options.include, options.exclude, options.kustomize_roots)
 
 
 def _chart_errors(tree: FileTree, helm_charts: dict[str, list[KustomizeChart]],

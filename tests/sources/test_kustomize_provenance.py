@@ -214,3 +214,45 @@ def test_inline_patch_of_a_component_names_the_component(tmp_path: Path) -> None
     assert errors == []
     assert _where(resources) == {("o", "Service", "base/app.yaml", 1, ()),
                                  ("o", "Deployment", "base/app.yaml", 8, ("comp/kustomization.yaml",))}
+
+
+# files whose documents are placed in odd ways: empty documents, comments, a leading marker, a
+# document end, a timestamp (read by the loader rather than the block reader)
+PLACED = {
+    "base/kustomization.yaml": "resources: [a.yaml, b.yaml, c.yaml]\n",
+    "base/a.yaml": "# leading comment\n---\n---\n" + EXTRA.replace("extra", "a1") + "---\n# only a comment\n---\n"
+                   + EXTRA.replace("extra", "a2") + "...\n---\n" + REPLICAS,
+    "base/b.yaml": "\n\n" + EXTRA.replace("extra", "b1") + "---\n~\n---\n" + EXTRA.replace("extra", "b2"),
+    "base/c.yaml": EXTRA.replace("extra", "c1").replace("{a: b}", "{when: '2001-12-14'}") + "---\n"
+                   + EXTRA.replace("extra", "c2"),
+    "overlays/one/kustomization.yaml": "resources: [../../base]\nnamespace: one\n",
+}
+
+
+@pytest.mark.parametrize("files", [pytest.param(BASE | _overlays(""), id="base-and-overlays"),
+                                   pytest.param(PLACED, id="odd-documents")])
+def test_rendered_objects_are_placed_as_their_files_read_alone_place_them(tmp_path: Path, files: dict) -> None:
+    """Where the in-process renderer read an object (its document's index and line) is where
+    the file read on its own (``iter_documents``) places that document."""
+    from dataclasses import replace
+
+    from scanner.sources.file_tree import DiskTree
+    from scanner.sources.kustomize.locate import OriginLocator
+    from scanner.sources.kustomize.native import render_native
+    from scanner.sources.kustomize.plan import plan
+
+    _write(tmp_path, files)
+    tree = DiskTree(str(tmp_path))
+    render_plan = plan(tree, sorted(files))
+    native = render_native(tree, list(render_plan.overlays))
+    assert not native.fallback and native.outputs
+    located = 0
+    for output in native.outputs:
+        kustomization = render_plan.files[output.overlay]
+        for data, origin in zip(output.documents, output.origins, strict=True):
+            assert origin.place is not None
+            read_again = OriginLocator(tree, render_plan.kustomizations)
+            assert (read_again.locate(output.overlay, kustomization, origin, data)
+                    == read_again.locate(output.overlay, kustomization, replace(origin, place=None), data))
+            located += 1
+    assert located == sum(len(o.documents) for o in native.outputs) > 0

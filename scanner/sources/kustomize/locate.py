@@ -66,6 +66,8 @@ class OriginLocator:
             located = (path, document, line, None)
         elif origin.generator is not None:
             located = self._generated(path, origin.generator, data)
+        elif origin.place is not None:  # read there by the renderer: not read again
+            located = (path, origin.place[0], origin.place[1], None)
         else:
             located = self._defined(path, origin.ordinal, data)
         patches = origin.patches if origin.patches is not None else self._patches(overlay, located[0], data)

@@ -109,7 +109,8 @@ class NativeRenderer:
             return RenderOrigin(self._relative(self._kustomization_file(
                 os.path.join(self.root, overlay or "."))) or overlay, patches=patches)
         path, ordinal = resource.origin
-        return RenderOrigin(self._relative(path) or path, ordinal, patches=patches)
+        return RenderOrigin(self._relative(path) or path, ordinal, patches=patches,
+                            place=self.files.place(path, ordinal))
 
     def _relative(self, path: str) -> str | None:
         return tree_relative(path, self.root)

@@ -133,6 +133,15 @@ def _check_flow_empties(node: yaml.Node) -> None:
 
 def parse_documents(text: bytes | str, path: str) -> list[Any]:
     """The non-empty documents of ``text``; anything unusual raises the fallback signal."""
+    return [data for data, _, _ in parse_placed(text, path)]
+
+
+Placed = tuple[Any, int, int]  # a document's data, its index in the file (empty ones counted) and its line
+
+
+def parse_placed(text: bytes | str, path: str) -> list[Placed]:
+    """``parse_documents`` with where each document is: its index among the file's documents
+    and its first line, as the scanner's YAML reader places them (``iter_documents``)."""
     if len(text) > DEFAULT_LIMITS.max_file_bytes:
         raise UnsupportedKustomization("file too large", path)
     binary = isinstance(text, bytes)
@@ -145,21 +154,23 @@ def parse_documents(text: bytes | str, path: str) -> list[Any]:
     dated = (_DATE_BYTES if binary else _DATE_TEXT).search(text) is not None  # type: ignore[arg-type]
     read = None if dated else read_block_documents(text, _YAML12_BOOLS, _MAX_NESTING, float_value=json_number)
     if read is not None:
-        return [data for data, _ in read if data is not None]
+        return [(data, index, line) for index, (data, line) in enumerate(read) if data is not None]
     bound = nesting_bound(text)
     if bound > _MAX_NESTING:
         raise UnsupportedKustomization("deeply nested YAML", path)
     loader = _NativeLoader(text)
     construct = loader.constructor(False, bound)
-    documents = []
+    documents: list[Placed] = []
     try:
+        index = 0
         while loader.check_node():
             node = loader.get_node()
             assert node is not None  # check_node said there is one
             _check_flow_empties(node)
             data = construct(node)
             if data is not None:
-                documents.append(data)
+                documents.append((data, index, node.start_mark.line + 1))
+            index += 1
     except UnsupportedKustomization as exc:
         raise UnsupportedKustomization(exc.reason, path) from None
     except (yaml.YAMLError, RecursionError) as exc:
@@ -174,7 +185,7 @@ class FileCache:
 
     def __init__(self, tree: FileTree) -> None:
         self.tree = tree
-        self.parsed: dict[str, list[Any] | UnsupportedKustomization] = {}
+        self.parsed: dict[str, list[Placed] | UnsupportedKustomization] = {}
         self.real_folders: dict[str, str] = {}
 
     def realpath(self, path: str) -> str:
@@ -191,7 +202,7 @@ class FileCache:
         cached = self.parsed.get(path)
         if cached is None:
             try:
-                cached = parse_documents(self.tree.read(path), path)
+                cached = parse_placed(self.tree.read(path), path)
             except OSError as exc:
                 cached = UnsupportedKustomization(f"cannot read: {exc.strerror}", path)
             except UnsupportedKustomization as exc:
@@ -199,7 +210,15 @@ class FileCache:
             self.parsed[path] = cached
         if isinstance(cached, UnsupportedKustomization):
             raise cached
-        return [clone(d) for d in cached]
+        return [clone(d) for d, _, _ in cached]
+
+    def place(self, path: str, ordinal: int) -> tuple[int, int] | None:
+        """The document index and line of the ``ordinal``-th document ``documents`` gave of
+        ``path`` (None for a file not read)."""
+        cached = self.parsed.get(path)
+        if not isinstance(cached, list) or ordinal >= len(cached):
+            return None
+        return cached[ordinal][1], cached[ordinal][2]
 
 
 def clone(value: Any) -> Any:

@@ -41,6 +41,8 @@ class RenderOrigin:
     otherwise the object is found there by kind and name. ``repo`` is set for an object
     of a remote resource (``path`` is then the entry point's kustomization). ``patches``
     are the tree-relative patch files that changed the object, when the renderer knows.
+    ``place`` is the document's index in ``path`` and its first line, when the renderer read
+    them (as ``iter_documents`` places the file's documents).
     """
 
     path: str
@@ -48,6 +50,7 @@ class RenderOrigin:
     generator: str | None = None
     repo: str | None = None
     patches: tuple[str, ...] | None = None
+    place: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
