@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -51,6 +51,7 @@ from scanner.scan.replay import shard_keys
 from scanner.scan.result_reuse import ReuseSetup, evaluation_keys
 from scanner.scan.workers import EvaluationSetup, ShardTask
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
+from scanner.sources.tool_versions import known
 from scanner.store import records
 
 if TYPE_CHECKING:  # loaded while the workers are busy
@@ -135,16 +136,17 @@ def _run(config: Config, wanted: list[str], jobs: int | None, trigger: records.T
     started = time.monotonic()
     started_at = now or datetime.now(UTC)  # the run's start: loading the policies is part of it
     selected = _selected(config, wanted)
-    probes_done = start_tool_probes(selected)  # the renderers' versions, found while the policies load
+    probes_done = start_tool_probes(selected)  # the renderers' versions, found while the scan starts
     try:
         inputs = _load_inputs(config, selected, started_at, prefetch, progress)
-    finally:
+    except BaseException:
         probes_done()
+        raise
     jobs = worker_count(jobs or config.scan.jobs)
     workers = WorkerPool(inputs.setup, jobs, inputs.compiled)
     store = None
     try:
-        runs, not_scanned = _deal_sources(config, selected, jobs, workers, inputs, prefetch, progress)
+        runs, not_scanned = _deal_sources(config, selected, jobs, workers, inputs, prefetch, progress, probes_done)
         progress.stage(f"reading and evaluating with {jobs} worker{'s' if jobs > 1 else ''}")
         progress.tasks(len(workers.tasks))
         with importing():  # the store and the reports load here, while the workers are busy
@@ -230,13 +232,21 @@ def _keyed(tasks: list[ShardTask], inputs: _Inputs) -> list[ShardTask]:
 
 
 def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, workers: WorkerPool, inputs: _Inputs,
-                  prefetch: GitPrefetch | None,
-                  progress: ScanProgress) -> tuple[dict[str, SourceRun], list[SourceErrorRecord]]:
+                  prefetch: GitPrefetch | None, progress: ScanProgress,
+                  probes_done: Callable[[], None]) -> tuple[dict[str, SourceRun], list[SourceErrorRecord]]:
     """Prepare each source and hand its shards to the workers: exports (whole files, the largest
     units) first and Git sources last, so that the workers read the sources on disk while the
     Git sources are checked out; the shards of a source GitOps objects may deploy from wait for
     its entry points. Returns each source's run and the records of what is deployed from
-    outside the scanned sources."""
+    outside the scanned sources. The shards of trees take the renderers' versions along
+    (``probes_done`` waits for them)."""
+    def with_versions(tasks: list[ShardTask]) -> list[ShardTask]:
+        if not tasks or tasks[0].source_type == "export":
+            return tasks
+        probes_done()
+        versions = known()
+        return [replace(task, tool_versions=versions) for task in tasks]
+
     prepared: dict[str, SourceRun] = {}
     held: dict[str, list[ShardTask]] = {}
     for cfg in sorted(selected, key=lambda c: (c.type == "git", c.type != "export")):
@@ -244,7 +254,7 @@ def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, worke
         first_id = len(workers.tasks) + sum(map(len, held.values()))
         prepared[cfg.name], source_tasks = prepare_source(cfg, config, jobs, first_id, prefetch)
         if cfg.gitops == "off" or cfg.type == "export":
-            workers.add(_keyed(source_tasks, inputs))
+            workers.add(_keyed(with_versions(source_tasks), inputs))
         else:
             held[cfg.name] = source_tasks
     not_scanned: list[SourceErrorRecord] = []
@@ -252,7 +262,8 @@ def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, worke
         progress.stage("finding GitOps entry points")
         held, not_scanned = with_entry_points([c for c in selected if c.name in held], held, config.sources)
         for source_tasks in held.values():
-            workers.add(_keyed(source_tasks, inputs))
+            workers.add(_keyed(with_versions(source_tasks), inputs))
+    probes_done()  # (every probe reaped, whatever took them)
     runs = {cfg.name: prepared[cfg.name] for cfg in selected}
     for record in not_scanned:
         (runs.get(record.source) or next(iter(runs.values()))).errors.append(record)

@@ -41,6 +41,7 @@ from scanner.sources.file_tree import DiskTree, FileTree
 from scanner.sources.git_tree import GitTree
 from scanner.sources.paths import Shard
 from scanner.sources.provenance import ErrorRecord, Resource, SourceStats
+from scanner.sources.tool_versions import Known, learn
 from scanner.sources.tree import TreeOptions, scan_tree
 from scanner.yamldoc import load_yaml_value, load_yaml_values
 
@@ -83,6 +84,7 @@ class ShardTask:
     tree: TreeOptions = field(default_factory=TreeOptions)
     shard: Shard = field(default_factory=Shard)
     key: str | None = None  # the shard key its output is stored under (``scanner.scan.replay``)
+    tool_versions: Known = ()  # the renderers' version probes the scan answered (``tool_versions``)
 
 
 def setup_worker(setup: EvaluationSetup, emit: Emit | None = None, compiled: Compiled | None = None) -> None:
@@ -302,6 +304,7 @@ def run_task(task: ShardTask, emit: Emit | None = None) -> None:
     """Read, evaluate and emit one shard (or send its stored output again); failures are
     reported, never raised."""
     emit = emit or _WORKER["emit"]
+    learn(task.tool_versions)
     stats = SourceStats()
     failure = None
     output = ShardOutput(task.commit or "", stats=stats) if task.key is not None else None

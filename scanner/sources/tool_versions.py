@@ -2,8 +2,8 @@
 
 The renderers' versions decide how a tree is read (``kustomize.version``, ``helm.render``);
 every worker needs them. ``start_probes`` runs the probes ahead, side by side, in the scan's
-own process before it forks its workers, so that they inherit the answers instead of each
-running the tools again.
+own process while it starts; the answers travel to its workers with the shards that need them
+(``known``, ``learn``), so that no worker runs the tools again.
 """
 
 from __future__ import annotations
@@ -41,6 +41,20 @@ def probe_output(argv: Sequence[str], env: Mapping[str, str] | None = None) -> P
         else:
             _KNOWN[key] = (proc.returncode, proc.stdout)
     return _KNOWN[key]
+
+
+Known = tuple[tuple[tuple, Probe], ...]  # probes answered: (key, answer) pairs, as they travel
+
+
+def known() -> Known:
+    """Every probe answered in this process."""
+    return tuple(_KNOWN.items())
+
+
+def learn(answers: Known) -> None:
+    """Take the answers of another process on this machine (the same binaries)."""
+    for key, answer in answers:
+        _KNOWN.setdefault(key, answer)
 
 
 def start_probes(probes: Sequence[tuple[Sequence[str], Mapping[str, str] | None]]) -> Callable[[], None]:

@@ -56,3 +56,15 @@ def test_a_probe_that_cannot_run_is_none(tmp_path: Path) -> None:
     started.write_text("#!/bin/sh\necho v1\n")
     start_probes([((str(started), "version"), None)])()
     assert probe_output((str(started), "version")) is None
+
+
+def test_answers_learned_from_another_process_are_not_probed_again(tmp_path: Path, monkeypatch) -> None:
+    import scanner.sources.tool_versions as tool_versions
+
+    tool, runs = _tool(tmp_path, "tool", "v5.4.0")
+    assert probe_output((str(tool), "version")) == (0, "v5.4.0\n")
+    answers = tool_versions.known()
+    monkeypatch.setattr(tool_versions, "_KNOWN", {})  # a worker that has probed nothing
+    tool_versions.learn(answers)
+    assert probe_output((str(tool), "version")) == (0, "v5.4.0\n")
+    assert _runs(runs) == 1
