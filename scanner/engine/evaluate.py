@@ -229,46 +229,52 @@ def evaluate_policy(
     request = request or Request()
     view = view or ResourceView.of(resource)
     env = env or default_environment()
+    previous = getattr(THREAD, "budget", None)  # ``budget.activate``, inline
+    THREAD.budget = env.budget
+    try:
+        return _evaluate_policy(policy, resource, request, view, env)
+    finally:
+        THREAD.budget = previous
+
+
+def _evaluate_policy(policy: Policy, resource: dict, request: Request, view: ResourceView,
+                     env: Environment) -> list[RuleResult]:
+    """``evaluate_policy`` with ``env``'s budget active already."""
     if policy.kind == "Policy" and view.namespace != policy.namespace:
         return []
     results: list[RuleResult] = []
     evaluation: _Evaluation | None = None
     budget = env.budget
-    previous = getattr(THREAD, "budget", None)  # ``budget.activate``, inline: once per policy and resource
-    THREAD.budget = budget
-    try:
-        for rule in policy.rules_for(view.kind):
-            if rule.handler is None:
-                continue
-            if not rule.match.matches(view, request) or is_excluded(rule.exclude, view, request):
-                continue
-            if evaluation is None:
-                evaluation = _Evaluation(policy, resource, request, view, env)
-            budget.start()
-            try:
-                outcome = evaluation.run(rule)
-                if (outcome is not None and outcome[0] is _FAIL and request.operation == "UPDATE"
-                        and _engine_action(policy, rule) is FailureAction.ENFORCE
-                        and rule.validate.get("allowExistingViolations") is not False
-                        and _fails_before_update(policy, rule, resource, request, view, env)):
-                    outcome = RuleStatus.SKIP, PRE_EXISTING, ""
-            except BudgetExceededError as exc:
-                outcome = RuleStatus.ERROR, str(exc), ""
-            except Exception as exc:  # a defect costs this rule its result, not the scan the others'
-                outcome = RuleStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", ""
-            if budget.exceeded is not None:  # an overrun absorbed on the way still costs the result
-                outcome = RuleStatus.ERROR, str(budget.exceeded), ""
-            if outcome is None:
-                continue
-            status, message, path = outcome
-            action = (resolve_action(policy, rule, view.namespace, request) if rule.overrides or policy.overrides
-                      else _engine_action(policy, rule))  # without overrides, the namespace does not matter
-            results.append(RuleResult(  # positional: a scan builds one per rule and resource
-                policy.key, rule.name, status, message, path, action, rule.declared_name))
-            if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):
-                break
-    finally:
-        THREAD.budget = previous
+    for rule in policy.rules_for(view.kind):
+        if rule.handler is None:
+            continue
+        if not rule.match.matches(view, request) or is_excluded(rule.exclude, view, request):
+            continue
+        if evaluation is None:
+            evaluation = _Evaluation(policy, resource, request, view, env)
+        budget.start()
+        try:
+            outcome = evaluation.run(rule)
+            if (outcome is not None and outcome[0] is _FAIL and request.operation == "UPDATE"
+                    and _engine_action(policy, rule) is FailureAction.ENFORCE
+                    and rule.validate.get("allowExistingViolations") is not False
+                    and _fails_before_update(policy, rule, resource, request, view, env)):
+                outcome = RuleStatus.SKIP, PRE_EXISTING, ""
+        except BudgetExceededError as exc:
+            outcome = RuleStatus.ERROR, str(exc), ""
+        except Exception as exc:  # a defect costs this rule its result, not the scan the others'
+            outcome = RuleStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", ""
+        if budget.exceeded is not None:  # an overrun absorbed on the way still costs the result
+            outcome = RuleStatus.ERROR, str(budget.exceeded), ""
+        if outcome is None:
+            continue
+        status, message, path = outcome
+        action = (resolve_action(policy, rule, view.namespace, request) if rule.overrides or policy.overrides
+                  else _engine_action(policy, rule))  # without overrides, the namespace does not matter
+        results.append(RuleResult(  # positional: a scan builds one per rule and resource
+            policy.key, rule.name, status, message, path, action, rule.declared_name))
+        if policy.apply_one and status in (RuleStatus.PASS, RuleStatus.FAIL):
+            break
     return results
 
 
@@ -358,17 +364,26 @@ def evaluate_resource(compiled: PolicyIndex, resource: dict, context: RequestCon
     admitting = context.admitting
     admitted: dict[str, Environment] = {}
     out: list[PolicyResults] = []
-    for policy in policies:
-        seen, seen_view = values.seen_by(policy.name, resource, view) if varied else (resource, view)
-        operation = forced or (values.operation(policy.name, view.name) if varied else "CREATE")
-        if admitting is None:
-            policy_env = env
-        else:
-            found = admitted.get(operation)
-            if found is None:
-                found = admitted[operation] = replace(env, loader=admitting(resource, operation))
-            policy_env = found
-        results = evaluate_policy(policy, seen, context.request(operation), seen_view, policy_env)
-        if results:
-            out.append((policy, results))
+    request = context.request(forced or "CREATE")  # (the request of every policy, unless values vary it)
+    previous = getattr(THREAD, "budget", None)  # ``budget.activate``, inline: once per resource
+    THREAD.budget = env.budget  # (every environment of this resource's policies shares it)
+    try:
+        for policy in policies:
+            seen, seen_view = resource, view
+            if varied:
+                seen, seen_view = values.seen_by(policy.name, resource, view)
+                request = context.request(forced or values.operation(policy.name, view.name))
+            if admitting is None:
+                policy_env = env
+            else:
+                operation = request.operation
+                found = admitted.get(operation)
+                if found is None:
+                    found = admitted[operation] = replace(env, loader=admitting(resource, operation))
+                policy_env = found
+            results = _evaluate_policy(policy, seen, request, seen_view, policy_env)
+            if results:
+                out.append((policy, results))
+    finally:
+        THREAD.budget = previous
     return out

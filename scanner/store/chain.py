@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -181,7 +180,8 @@ class WrittenResults:
         """Stored result rows of the run, committed."""
         if not self.usable or not rows:
             return
-        batch = sorted([(r[0], r[1], r[3], r[4], r[5], r[6], r[7], r[8]) for r in rows], key=itemgetter(0, 1))
+        batch = [(r[0], r[1], r[3], r[4], r[5], r[6], r[7], r[8]) for r in rows]
+        batch.sort()  # by (observation, check): a run's key, so no two rows compare further (stored: written)
         previous = self.last
         if previous is not None and (batch[0][0], batch[0][1]) <= previous:
             self.usable = False
