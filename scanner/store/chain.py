@@ -181,7 +181,7 @@ class WrittenResults:
         if not self.usable or not rows:
             return
         batch = [(r[0], r[1], r[3], r[4], r[5], r[6], r[7], r[8]) for r in rows]
-        batch.sort()  # by (observation, check): a run's key, so no two rows compare further (stored: written)
+        batch.sort()  # by (observation, check): the results' key, unique, so no two rows compare past it
         previous = self.last
         if previous is not None and (batch[0][0], batch[0][1]) <= previous:
             self.usable = False
