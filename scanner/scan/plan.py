@@ -255,8 +255,9 @@ def _cluster_lookup(sources: list[SourceConfig], config: Config, prefetch: GitPr
 
 def start_tool_probes(selected: list[SourceConfig]) -> Callable[[], None]:
     """The version probes of the renderers the workers reading ``selected`` may run (kustomize
-    or kubectl, helm), started now; the call returned waits for them. Made before the workers
-    fork, the answers are theirs too: no worker runs the tools again."""
+    or kubectl, helm), started now; the call returned waits for them and keeps their answers
+    (``tool_versions.known``: the shards of trees take them to the workers, which then run
+    no tool to learn them)."""
     trees = [cfg for cfg in selected if cfg.type != "export"]
     probes = renderer_probes() if any(cfg.kustomize != "off" for cfg in trees) else []
     helm = shutil.which("helm") if any(cfg.helm.mode != "off" for cfg in trees) else None
