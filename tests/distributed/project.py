@@ -71,3 +71,17 @@ def libpq(url: str) -> str:
     return url.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
+
+
+def scan_and_enqueue(base: pathlib.Path, scan_url: str, queue_url: str, shards: int = SHARDS) -> tuple[str, int]:
+    """The project written, scanned on one machine into ``scan_url`` (to compare with) and
+    enqueued into ``queue_url`` in ``shards`` shards a source: the queue's config and the run."""
+    write_project(base)
+    scan = scanner(base, "scan", "--config", str(write_config(base, "scan", scan_url)), "-q")
+    out, _ = scan.communicate(timeout=120)
+    assert scan.returncode == 1, out  # enforce failures: the gate fails
+    queue_config = str(write_config(base, "queue", queue_url))
+    enqueue = scanner(base, "enqueue", "--config", queue_config, "--shards", str(shards))
+    out, _ = enqueue.communicate(timeout=120)
+    assert enqueue.returncode == 0 and f"{SOURCES * shards} jobs enqueued" in out, out
+    return queue_config, int(out.split()[1].rstrip(":"))

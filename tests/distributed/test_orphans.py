@@ -9,7 +9,7 @@ import pathlib
 import psycopg
 import pytest
 
-from tests.distributed.project import SOURCES, libpq, scanner, write_config, write_project
+from tests.distributed.project import SOURCES, libpq, scan_and_enqueue, scanner
 from tests.distributed.test_workers import RESULTS, RUN, rows, wait_for
 
 pytestmark = pytest.mark.postgres
@@ -23,15 +23,7 @@ def _status(watch: psycopg.Connection, run_id: int) -> str | None:
 def test_a_run_whose_enqueue_ended_early_is_recovered_by_the_workers(tmp_path: pathlib.Path,
                                                                      schemas: tuple[str, str]) -> None:
     scan_url, queue_url = schemas
-    write_project(tmp_path)
-    scan = scanner(tmp_path, "scan", "--config", str(write_config(tmp_path, "scan", scan_url)), "-q")
-    out, _ = scan.communicate(timeout=120)
-    assert scan.returncode == 1, out
-    config = str(write_config(tmp_path, "queue", queue_url))
-    enqueue = scanner(tmp_path, "enqueue", "--config", config, "--shards", "2")
-    out, _ = enqueue.communicate(timeout=120)
-    assert enqueue.returncode == 0, out
-    partly = int(out.split()[1].rstrip(":"))
+    config, partly = scan_and_enqueue(tmp_path, scan_url, queue_url, shards=2)
     watch = psycopg.connect(libpq(queue_url), autocommit=True)
     worker = None
     try:

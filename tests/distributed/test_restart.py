@@ -14,7 +14,7 @@ import time
 import psycopg
 import pytest
 
-from tests.distributed.project import SHARDS, SOURCES, libpq, scanner, write_config, write_project
+from tests.distributed.project import SOURCES, libpq, scan_and_enqueue, scanner
 from tests.distributed.test_workers import ERRORS, FINDINGS, OBSERVATIONS, RESULTS, RUN, TALLIES, rows, wait_for
 
 pytestmark = pytest.mark.postgres
@@ -44,15 +44,7 @@ def _connect(url: str, timeout: float = 60.0) -> psycopg.Connection:
 def test_workers_reconnect_after_a_postgresql_restart_and_finish_the_run(tmp_path: pathlib.Path,
                                                                          schemas: tuple[str, str]) -> None:
     scan_url, queue_url = schemas
-    write_project(tmp_path)
-    scan = scanner(tmp_path, "scan", "--config", str(write_config(tmp_path, "scan", scan_url)), "-q")
-    out, _ = scan.communicate(timeout=120)
-    assert scan.returncode == 1, out
-    queue_config = str(write_config(tmp_path, "queue", queue_url))
-    enqueue = scanner(tmp_path, "enqueue", "--config", queue_config, "--shards", str(SHARDS))
-    out, _ = enqueue.communicate(timeout=120)
-    assert enqueue.returncode == 0, out
-    run_id = int(out.split()[1].rstrip(":"))
+    queue_config, run_id = scan_and_enqueue(tmp_path, scan_url, queue_url)
 
     # one shard's row held: the run cannot end before the restart, and its worker is mid-job
     held = psycopg.connect(libpq(queue_url))

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.distributed.project import SHARDS, SOURCES, libpq, scanner, write_config, write_project
+from tests.distributed.project import SHARDS, SOURCES, libpq, scan_and_enqueue, scanner
 
 pytestmark = pytest.mark.postgres
 
@@ -68,15 +68,7 @@ def wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-d
 def test_a_killed_worker_leaves_the_run_as_a_single_scan_writes_it(tmp_path: pathlib.Path,
                                                                    schemas: tuple[str, str]) -> None:
     scan_url, queue_url = schemas
-    write_project(tmp_path)
-    scan = scanner(tmp_path, "scan", "--config", str(write_config(tmp_path, "scan", scan_url)), "-q")
-    out, _ = scan.communicate(timeout=120)
-    assert scan.returncode == 1, out  # enforce failures: the gate fails
-    queue_config = str(write_config(tmp_path, "queue", queue_url))
-    enqueue = scanner(tmp_path, "enqueue", "--config", queue_config, "--shards", str(SHARDS))
-    out, _ = enqueue.communicate(timeout=120)
-    assert enqueue.returncode == 0 and f"{SOURCES * SHARDS} jobs enqueued" in out, out
-    run_id = int(out.split()[1].rstrip(":"))
+    queue_config, run_id = scan_and_enqueue(tmp_path, scan_url, queue_url)
 
     held = psycopg.connect(libpq(queue_url))  # holds one shard's row: its worker blocks in its transaction
     held.execute("SELECT 1 FROM scanner_queue_shards WHERE run_id = %s AND source = 's3' AND shard = 1 FOR UPDATE",
