@@ -98,11 +98,10 @@ def _digest_rows(connection: Connection, queries: list[Executable | str], run_id
     text (with ``:run``) is read through the driver's cursor and holds only strings, integers
     and nulls; a statement's rows may hold times and booleans (written as ISO 8601 and 0/1)."""
     digest = hashlib.sha256()
-    dumps = json.JSONEncoder(separators=(",", ":")).encode
     for query in queries:
         separator = b""
         for batch in _batches(connection, query, run_id):
-            digest.update(separator + dumps(batch)[1:-1].encode("ascii"))
+            digest.update(separator + ascii_json(batch)[1:-1])
             separator = b","
         digest.update(b"\n")
     return "sha256:" + digest.hexdigest()
