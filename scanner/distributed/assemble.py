@@ -61,7 +61,9 @@ def _finish(connection: Connection, run_id: int, queued: bookkeeping.QueuedRun) 
     fatal: dict[str, list[str]] = {}
     for shard in bookkeeping.shard_states(connection, run_id):
         if shard.fatal:
-            fatal.setdefault(shard.source, []).append(shard.fatal)
+            known = fatal.setdefault(shard.source, [])
+            if shard.fatal not in known:  # (every shard of a source may fail the same way)
+                known.append(shard.fatal)
     rows = connection.execute(
         select(t.sources.c.name, t.sources.c.source_id, t.run_sources.c.error)
         .join(t.run_sources, t.run_sources.c.source_id == t.sources.c.source_id)

@@ -118,7 +118,9 @@ class Collector:
                 self.writer.add_errors([error_row(e) for e in errors])
                 tally.errors += sum(e.kind != WARNING for e in errors)  # a warning fails no gate
                 for e in source_fatal_errors(errors):
-                    self.runs[e.source].fatal.append(e.message)
+                    fatal = self.runs[e.source].fatal
+                    if e.message not in fatal:
+                        fatal.append(e.message)
             tally.resources += len(resources)
             tally.with_results += len({row.resource_index for row in result_rows})
             self.runs[self.tasks[task_id].source].resources += len(resources)
@@ -141,6 +143,9 @@ class Collector:
         self.fail(run, f"worker failed: {type(error).__name__}: {error}")
 
     def fail(self, run: SourceRun, message: str) -> None:
+        """Record why ``run``'s source failed: once, however many of its shards fail the same way."""
+        if message in run.fatal:
+            return
         run.fatal.append(message)
         error = SourceErrorRecord(run.cfg.name, "source", message, source_location(run.cfg))
         self.writer.add_errors([error_row(error)])

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from scanner.config import SourceConfig
-from scanner.errors import Location
+from scanner.errors import Location, ScannerError
 from scanner.scan.workers import ShardTask
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import DiskTree, FileTree
@@ -40,7 +40,10 @@ def with_entry_points(sources: list[SourceConfig], tasks: dict[str, list[ShardTa
         if cfg.gitops == "off" or not first or first[0].paths:
             continue
         task = first[0]
-        tree: FileTree = GitTree(task.root, task.commit or "HEAD") if task.objects else DiskTree(task.root)
+        try:
+            tree: FileTree = GitTree(task.root, task.commit or "HEAD") if task.objects else DiskTree(task.root)
+        except ScannerError:  # (a checkout that fails: the source's shards meet it and fail the source)
+            continue
         searched[cfg.name] = SearchedSource(tree, Origin(cfg.name, cfg.type, task.commit),
                                             replace(task.tree, shard=Shard()))
     if not searched:

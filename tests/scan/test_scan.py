@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -325,3 +326,23 @@ def test_scan_without_policies_names_the_kinds_it_found_but_does_not_support(pro
         "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: vap}\n")
     assert main(["scan", "--config", str(project.config())]) == 2
     assert " (found only kinds not supported: ValidatingAdmissionPolicy): a policy is" in capsys.readouterr().err
+
+
+def test_source_whose_every_shard_fails_the_same_way_is_one_error(project: Project, capsys) -> None:
+    """A commit with a symbolic link is read from a checkout; with a blob missing from the
+    repository every shard's checkout fails alike: the source failed once, for that reason."""
+    project.commit({f"apps/p{i}.yaml": pod(f"p{i}", "x") for i in range(8)} | {"docs/big.bin": "payload"})
+    (project.repo / "apps" / "link.yaml").symlink_to("p0.yaml")
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-q", "-m", "link")
+    blob = subprocess.run(["git", "-C", str(project.repo), "rev-parse", "HEAD:docs/big.bin"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (project.repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    code = main(["scan", "--config", str(project.config()), "-q", "--jobs", "2"])
+    out, err = capsys.readouterr()
+    assert code == 3 and "errors:    1 (failed sources: gitops)" in out
+    (message,) = err.splitlines()
+    assert message.startswith("error: source gitops: source failed: GitError: ") and "checkout failed" in message
+    assert message.count("checkout failed") == 1
+    with sqlite3.connect(project.db) as db:
+        assert db.execute("SELECT COUNT(*) FROM scan_errors WHERE kind = 'source'").fetchone() == (1,)
