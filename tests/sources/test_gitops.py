@@ -176,3 +176,40 @@ def test_gitops_entry_point_to_a_missing_folder_is_located_at_its_object(platfor
     [error] = [i for i in items if isinstance(i, ErrorRecord)]
     assert (error.location.path, error.location.line) == ("argo/guestbook.yaml", 1)
     assert error.message == "Application argocd/guestbook: path 'gone' is not a folder of the source 'platform'"
+
+
+GOOD_APPLICATION = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: good, namespace: argocd}
+spec:
+  source: {repoURL: https://git.example/team/platform.git, path: apps}
+  destination: {namespace: apps}
+"""
+
+
+ARGO_APPLICATION = "argoproj.io/v1alpha1\nkind: Application"
+FLUX_KUSTOMIZATION = "kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization"
+
+
+@pytest.mark.parametrize(("kind", "spec"), [
+    pytest.param(ARGO_APPLICATION, "{source: {repoURL: https://git.example/team/platform.git, path: apps, "
+                 "kustomize: {images: 3}}}", id="argo-kustomize-images-a-number"),
+    pytest.param(ARGO_APPLICATION, "{source: {repoURL: https://git.example/team/platform.git, path: apps, "
+                 "helm: {valueFiles: 5}}}", id="argo-helm-value-files-a-number"),
+    pytest.param(ARGO_APPLICATION, "{sources: [7, {repoURL: [1]}], destination: {namespace: [1]}}",
+                 id="argo-sources-of-numbers"),
+    pytest.param(ARGO_APPLICATION, '"a string"', id="argo-spec-a-string"),
+    pytest.param(FLUX_KUSTOMIZATION, '"a string"', id="flux-spec-a-string"),
+    pytest.param(FLUX_KUSTOMIZATION, "{path: [apps], sourceRef: {kind: GitRepository, name: [1]}}",
+                 id="flux-fields-of-lists"),
+])
+def test_gitops_object_of_the_wrong_shape_is_not_scanned_and_the_others_are(tmp_path: Path, kind: str, spec: str):
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+    (tmp_path / "argo.yaml").write_text(f"{GOOD_APPLICATION}---\napiVersion: {kind}\n"
+                                        f"metadata: {{name: bad, namespace: argocd}}\nspec: {spec}\n")
+    plan = discover(_searched(tmp_path), REPOSITORIES)
+    assert [(e.declared.name, e.path) for e in plan.entries["platform"]] == [("good", "apps")]
+    bad = [n for n in plan.not_scanned if n.declared.name == "bad"]
+    assert bad and all((n.declared.path, n.declared.line) == ("argo.yaml", 8) for n in bad)

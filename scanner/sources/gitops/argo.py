@@ -50,6 +50,8 @@ def application(spec: dict, declared: Declared, catalog: Catalog, data: dict) ->
     """The entry points of an Argo CD ``Application`` (its ``spec``): one per source."""
     listed = spec.get("sources")
     sources = [s for s in (listed if isinstance(listed, list) else [spec.get("source")]) if isinstance(s, dict)]
+    if not sources:  # (an object Argo CD would refuse: listed, never passed over silently)
+        return [NotScanned(declared, "(no source)", "the Application names no source")]
     namespace = mapping_of(spec.get("destination")).get("namespace")
     refs = {str(s["ref"]): s for s in sources if s.get("ref")}
     found: list[Found] = []

@@ -20,7 +20,7 @@ from scanner.errors import GitError, Location
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import FileTree
 from scanner.sources.git_tree import failure_cause
-from scanner.sources.gitops.entries import Catalog, Declared, EntryPoint, NotScanned
+from scanner.sources.gitops.entries import Catalog, Declared, EntryPoint, Found, NotScanned
 from scanner.sources.gitops.objects import CATALOG_KINDS, entry_points, is_gitops_object
 from scanner.sources.gitops.render import render_entry
 from scanner.sources.paths import MANIFEST_SUFFIXES, PathFilter, open_regular, walk_tree
@@ -113,7 +113,7 @@ def discover(sources: Mapping[str, SearchedSource], repositories: Mapping[str, s
         new: list[EntryPoint] = []
         objects, seen = gitops[seen:], len(gitops)
         for data, declared in objects:
-            for found in entry_points(data, declared, catalog):
+            for found in _entry_points(data, declared, catalog):
                 if plan.add(found) and isinstance(found, EntryPoint):
                     new.append(found)
         for entry in new:
@@ -127,10 +127,21 @@ def discover(sources: Mapping[str, SearchedSource], repositories: Mapping[str, s
             break
     # objects found late may resolve entry points found early (a GitRepository after its user)
     for data, declared in gitops:
-        for found in entry_points(data, declared, catalog):
+        for found in _entry_points(data, declared, catalog):
             plan.add(found)
     plan.not_scanned = [n for n in plan.not_scanned if not _resolved_later(n, plan)]
     return plan
+
+
+def _entry_points(data: dict, declared: Declared, catalog: Catalog) -> list[Found]:
+    """``entry_points``; an object whose fields are not of the types its kind gives them (a
+    string for a list, a number for a map) deploys nothing scanned: it is listed, located, as
+    not scanned, and the other objects go on."""
+    try:
+        return list(entry_points(data, declared, catalog))
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        return [NotScanned(declared, f"{declared.kind} {declared.namespace}/{declared.name}",
+                           f"its spec cannot be read: {type(exc).__name__}: {exc}")]
 
 
 def _files(sources: Mapping[str, SearchedSource], name: str) -> tuple[str, ...]:

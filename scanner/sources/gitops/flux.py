@@ -34,6 +34,8 @@ BOOTSTRAP = ("flux-system", "flux-system")  # the GitRepository `flux bootstrap`
 
 def flux_kustomization(spec: dict, declared: Declared, catalog: Catalog) -> Found:
     """The entry point of a Flux ``Kustomization`` (its ``spec``)."""
+    if not mapping_of(spec.get("sourceRef")):  # (an object Flux would refuse: listed, never passed over)
+        return NotScanned(declared, "(no sourceRef)", "the Kustomization names no source")
     source, target = _git_source(spec.get("sourceRef"), declared, catalog)
     if source is None:
         return NotScanned(declared, target, "the source is not one of the scanned sources")
