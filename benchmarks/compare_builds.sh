@@ -10,6 +10,14 @@
 # virtual environment with one build of the scanner installed (e.g. a worktree's .venv).
 set -euo pipefail
 corpus=$1; rounds=$2; shift 2
+# each build byte-compiled first, as an installed package is: with PYTHONDONTWRITEBYTECODE set
+# (as on some CI machines) an editable install would otherwise compile its modules on every run
+for venv in "$@"; do
+  "$venv/bin/python" - <<'PY'
+import compileall, os, scanner
+compileall.compile_dir(os.path.dirname(scanner.__file__), quiet=1)
+PY
+done
 for round in $(seq "$rounds"); do
   for venv in "$@"; do
     work=$(mktemp -d)

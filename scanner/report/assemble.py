@@ -46,15 +46,33 @@ def _change_sort_key(change: ResultChange) -> tuple[object, ...]:
             change.path, change.line or 0)
 
 
-def finding_groups(findings: Iterable[ResultRecord]) -> tuple[FindingGroup, ...]:
+class _Distinct:
+    """Equal resources as one number each: a resource is hashed (every field) once per object,
+    not once per result (the results of one resource share its object)."""
+
+    def __init__(self) -> None:
+        self.by_object: dict[int, tuple[ResourceInfo, int]] = {}
+        self.by_value: dict[ResourceInfo, int] = {}
+
+    def __call__(self, resource: ResourceInfo) -> int:
+        known = self.by_object.get(id(resource))
+        if known is None or known[0] is not resource:
+            number = self.by_value.setdefault(resource, len(self.by_value))
+            known = self.by_object[id(resource)] = (resource, number)
+        return known[1]
+
+
+def finding_groups(findings: Iterable[ResultRecord], distinct: _Distinct | None = None) -> tuple[FindingGroup, ...]:
     """Findings grouped by defect: rule, status, source and the defining ``path:line``.
 
     A resource read as it is has its own ``path:line``; resources rendered from one base by
-    several overlays share the base's, so one defect shows once with its overlays."""
+    several overlays share the base's, so one defect shows once with its overlays.
+    ``distinct`` numbers equal resources (one shared by the calls of a report)."""
+    number = distinct or _Distinct()
     groups: dict[tuple[object, ...], list[ResultRecord]] = {}
     for r in findings:
         res = r.resource
-        key = (r.rule, r.status, res.source, res.path, res.line) if res.overlay else (r.rule, r.status, res)
+        key = (r.rule, r.status, res.source, res.path, res.line) if res.overlay else (r.rule, r.status, number(res))
         groups.setdefault(key, []).append(r)
     return tuple(FindingGroup(rule=items[0].rule, status=items[0].status, source=items[0].resource.source,
                               path=items[0].resource.path, line=items[0].resource.line, findings=tuple(items))
@@ -74,22 +92,6 @@ def _groups(counts: Mapping[str, Mapping[str, int]], resources: Mapping[str, int
     ordered = sorted(counts, key=lambda k: (-counts[k]["fail"], k))
     return tuple(GroupCounts(key=k, counts=dict(counts[k]), resources=resources.get(k, 0),
                              failing_resources=failing.get(k, 0)) for k in ordered)
-
-
-class _Distinct:
-    """Equal resources as one number each: a resource is hashed (every field) once per object,
-    not once per result (the results of one resource share its object)."""
-
-    def __init__(self) -> None:
-        self.by_object: dict[int, tuple[ResourceInfo, int]] = {}
-        self.by_value: dict[ResourceInfo, int] = {}
-
-    def __call__(self, resource: ResourceInfo) -> int:
-        known = self.by_object.get(id(resource))
-        if known is None or known[0] is not resource:
-            number = self.by_value.setdefault(resource, len(self.by_value))
-            known = self.by_object[id(resource)] = (resource, number)
-        return known[1]
 
 
 def _group(results: Iterable[ResultRecord], key_of: str, distinct: _Distinct) -> tuple[GroupCounts, ...]:
@@ -214,7 +216,7 @@ def assemble_report(
     grouped = sorted(
         (PolicyFindings(policy=by_name[name], findings=tuple(items),
                         counts={s: finding_counts[name][s] for s in STATUS_ORDER},
-                        groups=finding_groups(items))
+                        groups=finding_groups(items, distinct))
          for name, items in findings.items()),
         key=lambda g: (severity_rank[g.policy.severity_key], -g.counts["fail"], g.policy.name),
     )

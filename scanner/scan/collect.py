@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from scanner.engine.types import FailureAction, RuleStatus
@@ -55,6 +56,9 @@ def not_evaluated_row(policy: NotEvaluated) -> records.ErrorRecord:
 
 
 _FAIL, _ENFORCE = RuleStatus.FAIL.value, FailureAction.ENFORCE.value
+_FIELDS = records.ResultRow._fields
+_RESOURCE_INDEX = itemgetter(_FIELDS.index("resource_index"))
+_OUTCOME = itemgetter(_FIELDS.index("status"), _FIELDS.index("action"))
 
 
 class Collector:
@@ -112,8 +116,10 @@ class Collector:
             if self.pending_results >= self.BATCH:
                 self.flush()
             tally = self.tally
-            tally.counts.update(row.status for row in result_rows)
-            tally.enforce_failures += sum(row.status == _FAIL and row.action == _ENFORCE for row in result_rows)
+            outcomes = Counter(map(_OUTCOME, result_rows))  # (status, action) pairs, counted in C
+            for (status, _), count in outcomes.items():
+                tally.counts[status] += count
+            tally.enforce_failures += outcomes.get((_FAIL, _ENFORCE), 0)
             if errors:
                 self.writer.add_errors([error_row(e) for e in errors])
                 tally.errors += sum(e.kind != WARNING for e in errors)  # a warning fails no gate
@@ -122,7 +128,7 @@ class Collector:
                     if e.message not in fatal:
                         fatal.append(e.message)
             tally.resources += len(resources)
-            tally.with_results += len({row.resource_index for row in result_rows})
+            tally.with_results += len(set(map(_RESOURCE_INDEX, result_rows)))
             self.runs[self.tasks[task_id].source].resources += len(resources)
             self.progress.resources(len(resources))
         else:

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -161,6 +162,9 @@ WHERE check_id IN ({ids}) ORDER BY check_id
 """
 
 
+_HASHED_COLUMNS = itemgetter(0, 1, 3, 4, 5, 6, 7, 8)  # a stored result row without its run id
+
+
 class WrittenResults:
     """The results section of a run's ``results`` part as the run's one writer stores them, so
     that finishing need not read them back: each batch of stored rows (``bulk.RESULT_COLUMNS``,
@@ -179,7 +183,7 @@ class WrittenResults:
         """Stored result rows of the run, committed."""
         if not self.usable or not rows:
             return
-        batch = [(r[0], r[1], r[3], r[4], r[5], r[6], r[7], r[8]) for r in rows]
+        batch = list(map(_HASHED_COLUMNS, rows))
         batch.sort()  # by (observation, check): the results' key, unique, so no two rows compare past it
         previous = self.last
         if previous is not None and (batch[0][0], batch[0][1]) <= previous:
