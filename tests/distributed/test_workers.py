@@ -78,9 +78,11 @@ def test_a_killed_worker_leaves_the_run_as_a_single_scan_writes_it(tmp_path: pat
     workers = [scanner(tmp_path, "worker", "--config", queue_config, "--heartbeat", "0.3", "--stalled-after", "2",
                        env={"PGAPPNAME": f"worker-{i}"}) for i in range(3)]
     try:
-        def blocked() -> str | None:
-            found = watch.execute("SELECT application_name FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                 "AND application_name LIKE 'worker-%%'").fetchone()
+        def blocked() -> str | None:  # the worker waiting for the held row: the one whose job claims that shard
+            # (not any worker waiting for a lock: another may wait a moment for the blocked one's rows)
+            found = watch.execute("SELECT application_name FROM pg_stat_activity WHERE application_name LIKE "
+                                 "'worker-%%' AND %s = ANY(pg_blocking_pids(pid))",
+                                 (held.info.backend_pid,)).fetchone()
             return found[0] if found else None
 
         victim = int(wait_for(blocked, 120, "a worker to hold the shard's job").split("-")[1])
