@@ -88,13 +88,49 @@ def _defer_shard(app: Any, shard: JoblessShard) -> None:
 
 
 async def _serve(app: Any, state: WorkerState, heartbeat: float, stalled_after: float, wait: bool) -> None:
+    """The Procrastinate worker, started again when it ends through a database error (a query of
+    its own in flight when PostgreSQL restarted, say) rather than a stop request. The first
+    SIGTERM or SIGINT stops it once its running job ends (the worker task cancelled: Procrastinate
+    makes that a graceful stop); a second one ends the process."""
+    loop = asyncio.get_running_loop()
+    stopping = False
+    current: asyncio.Task[Any] | None = None
+
+    def stop() -> None:
+        nonlocal stopping
+        stopping = True
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        if current is not None:
+            current.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop)
     async with app.open_async():
         recover = asyncio.create_task(_recover_stalled(app, state, heartbeat, stalled_after))
         try:
-            await app.run_worker_async(queues=[QUEUE], concurrency=1, wait=wait, name=state.name,
-                                       update_heartbeat_interval=heartbeat, stalled_worker_timeout=stalled_after,
-                                       delete_jobs="never")
+            while not stopping:
+                current = asyncio.create_task(app.run_worker_async(
+                    queues=[QUEUE], concurrency=1, wait=wait, name=state.name, update_heartbeat_interval=heartbeat,
+                    stalled_worker_timeout=stalled_after, delete_jobs="never", install_signal_handlers=False))
+                try:
+                    await current
+                    cause = "a task of its own failed"
+                except asyncio.CancelledError:
+                    if stopping:
+                        break
+                    raise
+                except Exception as exc:  # (the database unreachable: it is tried again below)
+                    if stopping or not wait:
+                        raise
+                    cause = f"{type(exc).__name__}: {exc}"
+                if stopping or not wait:
+                    break
+                log.warning("the worker stopped (%s): it starts again in %gs", cause, max(heartbeat, 1.0))
+                await asyncio.sleep(max(heartbeat, 1.0))
         finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
             recover.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await recover
