@@ -93,6 +93,7 @@ async def _serve(app: Any, state: WorkerState, heartbeat: float, stalled_after: 
     SIGTERM or SIGINT stops it once its running job ends (the worker task cancelled: Procrastinate
     makes that a graceful stop); a second one ends the process."""
     loop = asyncio.get_running_loop()
+    pause = max(heartbeat, 1.0)  # between a worker run that failed and the next
     stopping = False
     current: asyncio.Task[Any] | None = None
 
@@ -126,8 +127,8 @@ async def _serve(app: Any, state: WorkerState, heartbeat: float, stalled_after: 
                     cause = f"{type(exc).__name__}: {exc}"
                 if stopping or not wait:
                     break
-                log.warning("the worker stopped (%s): it starts again in %gs", cause, max(heartbeat, 1.0))
-                await asyncio.sleep(max(heartbeat, 1.0))
+                log.warning("the worker stopped (%s): it starts again in %gs", cause, pause)
+                await asyncio.sleep(pause)
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)

@@ -218,7 +218,8 @@ def _context(data: ReportData) -> dict[str, Any]:
 # becomes U+FFFD, others may end a value early in some viewers). A page shows each as its
 # Unicode control picture (U+2400 + its code, U+2421 for DEL): visible, and the text around
 # it unchanged. The JSON report keeps the original characters.
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_CODES = (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F)
+_CONTROLS = re.compile("[" + re.escape("".join(map(chr, _CONTROL_CODES))) + "]")
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -229,7 +230,7 @@ def _picture(match: re.Match[str]) -> str:
 # The same characters as UTF-8 bytes (no other character's encoding holds a byte below 0x80):
 # deleting them from a page's bytes, in C, finds whether it has any several times faster than a
 # search of its text.
-_CONTROL_BYTES = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_CONTROL_BYTES = bytes(_CONTROL_CODES)
 
 
 def visible_controls(text: str) -> str:

@@ -223,9 +223,7 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
                               prov.overlay, "\n".join(prov.patches) or None))
         if not isinstance(selective, SelectiveIndex):  # (no result cache: the rows as they come)
             for _, results in evaluate_resource(selective, resource.data, context):
-                for r in results:  # ``_row`` inline: a call less per result
-                    result_rows.append((position, r.policy, r.rule, r.status._value_, intern(r.message),
-                                        intern(r.path), r.action._value_, r.declared_rule))
+                result_rows += [(position, *_row(r, intern)) for r in results]
             continue
         selective.reuse = reuse
         evaluated = {id(policy): [_row(r, intern) for r in results]

@@ -62,7 +62,7 @@ _REFUSED_TEXT: tuple[tuple[Callable[[Any], bool], re.Pattern[str], re.Pattern[by
 # (whether a text holds YYYY-M-D, found from its dashes: a pattern that starts with a literal is
 # searched for that literal first, an order of magnitude faster than trying every position)
 _DATE_TEXT = re.compile(r"-(?<=[0-9]{4}-)[0-9]{1,2}-[0-9]")
-_DATE_BYTES = re.compile(rb"-(?<=[0-9]{4}-)[0-9]{1,2}-[0-9]")
+_DATE_BYTES = re.compile(_DATE_TEXT.pattern.encode())
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?", re.S)
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _INT_RANGE = (-(2**63), 2**64 - 1)  # integers the scanner reads back as integers
