@@ -11,7 +11,8 @@ every rule evaluation of one resource has a ``Budget``:
   outgrow its arguments: ``replace_all``, ``regex_replace_all``, ``join``, ``to_string``);
 - the length of a list a function or projection builds, or a ``foreach`` iterates;
 - time, when the caller hands in a clock (the engine reads none of its own): checked every
-  ``CHECK_EVERY`` steps against the rule's deadline.
+  ``CHECK_EVERY`` steps against the rule's deadline, which the first check sets (a rule that
+  ends within ``CHECK_EVERY`` steps, as most do, never reads the clock).
 
 An overrun raises ``BudgetExceededError``, which no evaluation error handler absorbs; the
 evaluation loop turns it into an ``error`` result for that rule and resource naming the
@@ -72,7 +73,7 @@ class Budget:
         self.counting = counting
         self.steps = 0
         self.exceeded: BudgetExceededError | None = None
-        self._deadline = float("inf")
+        self._deadline: float | None = None
         self._seconds = limits.seconds
         self._first_check: float = min(CHECK_EVERY, limits.steps + 1) if counting else float("inf")
         self._next_check: float = float("inf")
@@ -80,12 +81,11 @@ class Budget:
             self._clock = None
 
     def start(self) -> None:
-        """A new rule evaluation: no steps spent, a fresh deadline."""
+        """A new rule evaluation: no steps spent, no deadline yet (the first check sets it)."""
         self.steps = 0
         self.exceeded = None
         self._next_check = self._first_check
-        if self._clock is not None:
-            self._deadline = self._clock() + self._seconds
+        self._deadline = None
 
     def charge(self, steps: int = 1) -> None:
         """Spend ``steps``; raise ``BudgetExceededError`` past the step limit or the deadline."""
@@ -97,8 +97,12 @@ class Budget:
         limits = self.limits
         if self.steps > limits.steps:
             self.fail("steps", f"limit exceeded: more than {limits.steps:,} evaluation steps in one rule")
-        if self._clock is not None and self._clock() > self._deadline:
-            self.fail("time", f"limit exceeded: rule evaluation took longer than {limits.seconds:g}s")
+        if self._clock is not None:
+            now = self._clock()
+            if self._deadline is None:
+                self._deadline = now + self._seconds
+            elif now > self._deadline:
+                self.fail("time", f"limit exceeded: rule evaluation took longer than {limits.seconds:g}s")
         self._next_check = min(self.steps + CHECK_EVERY, limits.steps + 1)
 
     def fail(self, limit: str, message: str) -> None:

@@ -223,10 +223,10 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
                               prov.overlay, "\n".join(prov.patches) or None))
         if not isinstance(selective, SelectiveIndex):  # (no result cache: the rows as they come)
             for _, results in evaluate_resource(selective, resource.data, context):
-                result_rows += [(position, *_row(r, intern)) for r in results]
+                result_rows += _rows(results, intern, (position,))
             continue
         selective.reuse = reuse
-        evaluated = {id(policy): [_row(r, intern) for r in results]
+        evaluated = {id(policy): _rows(results, intern)
                      for policy, results in evaluate_resource(selective, resource.data, context)}
         if reuse is None:
             for found in evaluated.values():
@@ -242,11 +242,13 @@ def evaluate_chunk(resources: list[Resource], source: str = "") -> tuple[list[tu
     return resource_rows, result_rows
 
 
-def _row(r: RuleResult, intern: Callable[[str], str]) -> Row:
-    """A ResultRow's fields after the resource index; ``_value_``: the member's plain string,
-    without the enum's ``value`` property; the names are the policy's and rule's own strings,
-    shared; repeated messages and paths interned."""
-    return (r.policy, r.rule, r.status._value_, intern(r.message), intern(r.path), r.action._value_, r.declared_rule)
+def _rows(results: list[RuleResult], intern: Callable[[str], str], head: tuple = ()) -> list[Row]:
+    """Each result's ResultRow fields after the resource index, after ``head`` (the index, or
+    nothing); ``_value_``: the member's plain string, without the enum's ``value`` property;
+    the names are the policy's and rule's own strings, shared; repeated messages and paths
+    interned."""
+    return [(*head, r.policy, r.rule, r.status._value_, intern(r.message), intern(r.path), r.action._value_,
+             r.declared_rule) for r in results]
 
 
 def _cache_update() -> CacheUpdate | None:

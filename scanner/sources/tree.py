@@ -133,7 +133,7 @@ def scan_tree(tree: FileTree, origin: Origin, options: TreeOptions,
     planned = render_plan.overlays
     my_overlays = [o for i, o in enumerate(planned) if shard.owns_block(i, len(planned))]
     if rendering:  # nothing that leads outside the source is given to a renderer
-        confinement = Confinement(tree, options.kustomize_remote_hosts, origin.commit)
+        confinement = Confinement(tree, options.kustomize_remote_hosts, origin.commit, render_plan.kustomizations)
         refusals = {overlay: confinement.check(overlay) for overlay in my_overlays}
         for refusal in refusals.values():
             if refusal is not None:

@@ -94,11 +94,22 @@ def test_budget_steps_limit_is_sticky_until_the_next_rule() -> None:
 def test_budget_time_limit_reads_the_given_timer() -> None:
     ticks = iter([0.0, 0.5, 3.0])
     budget = Budget(Limits(seconds=2.0), clock=lambda: next(ticks))
-    budget.start()  # deadline 2.0
+    budget.start()  # no look at the clock yet
+    budget.charge(CHECK_EVERY)  # 0.0: the first check sets the deadline, 2.0
     budget.charge(CHECK_EVERY)  # 0.5: in time
     with pytest.raises(BudgetExceededError, match="longer than 2s") as info:
         budget.charge(CHECK_EVERY)  # 3.0: past the deadline
     assert info.value.limit == "time"
+
+
+def test_budget_of_a_short_rule_never_reads_the_timer() -> None:
+    def timer() -> float:
+        raise AssertionError("the clock was read")
+
+    budget = Budget(Limits(seconds=2.0), clock=timer)
+    for _ in range(3):
+        budget.start()
+        budget.charge(CHECK_EVERY - 1)
 
 
 def test_budget_outside_a_rule_checks_sizes_but_counts_no_steps() -> None:

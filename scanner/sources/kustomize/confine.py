@@ -20,14 +20,14 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from scanner.errors import ManifestError
 from scanner.sources.file_tree import FileTree
-from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES
+from scanner.sources.kustomize.plan import KUSTOMIZATION_FILES, Kustomization
 from scanner.sources.paths import within
 from scanner.sources.per_commit import PerCommit
 from scanner.yamldoc import iter_documents
@@ -77,10 +77,13 @@ _CHECKED_AT_COMMIT: PerCommit[_Checked] = PerCommit()  # (root, commit, hosts) -
 
 class Confinement:
     """Checks the overlays of one tree; each kustomization is read and checked once (for a tree
-    at a ``commit``, once per process: the shards of one commit share the checks)."""
+    at a ``commit``, once per process: the shards of one commit share the checks). ``read``: the
+    kustomizations the tree's plan read already, by folder (not parsed again)."""
 
-    def __init__(self, tree: FileTree, remote_hosts: tuple[str, ...] = (), commit: str | None = None) -> None:
+    def __init__(self, tree: FileTree, remote_hosts: tuple[str, ...] = (), commit: str | None = None,
+                 read: Mapping[str, Kustomization] | None = None) -> None:
         self.tree = tree
+        self.read = read or {}
         self.root = tree.realpath(tree.root)
         self.allowed = {h.lower() for h in remote_hosts}
         self._folders: _Checked = {}
@@ -110,7 +113,7 @@ class Confinement:
 
     def _read(self, folder: str) -> tuple[Refusal | None, list[str]]:
         tree = self.tree
-        found = _kustomization(tree, folder)
+        found = _kustomization(tree, folder, self.read.get(folder))
         if found is None:
             return None, []
         relfile, data = found
@@ -156,13 +159,15 @@ def _check(tree: FileTree, root: str, folder: str, entry: str, host: str | None,
     return None
 
 
-def _kustomization(tree: FileTree, folder: str) -> tuple[str, dict[str, Any]] | None:
+def _kustomization(tree: FileTree, folder: str, read: Kustomization | None) -> tuple[str, dict[str, Any]] | None:
     """The kustomization file of ``folder`` and its data (None when there is none, or it cannot
-    be read: the renderer reports it)."""
+    be read: the renderer reports it); ``read``: that folder's kustomization as the plan read it."""
     for name in KUSTOMIZATION_FILES:
         relfile = posixpath.join(folder, name) if folder else name
         path = os.path.join(tree.root, relfile)
         if tree.isfile(path):
+            if read is not None and read.parsed and read.file == relfile:
+                return None if read.data is None else (relfile, read.data)
             try:
                 documents = [d for d in iter_documents(tree.read(path), relfile) if d.data is not None]
             except (OSError, ManifestError):

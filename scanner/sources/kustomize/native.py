@@ -89,6 +89,7 @@ class NativeRenderer:
         self.root = tree.realpath(tree.root)
         self.files = FileCache(tree)
         self._built: _Built = {}
+        self._relatives: dict[str, str | None] = {}  # (the files of many objects are few)
 
     def shared(self) -> _Kept:
         """What this renderer keeps of the tree: the bases built, the files parsed, the folders resolved."""
@@ -113,7 +114,11 @@ class NativeRenderer:
                             place=self.files.place(path, ordinal))
 
     def _relative(self, path: str) -> str | None:
-        return tree_relative(path, self.root)
+        try:
+            return self._relatives[path]
+        except KeyError:
+            found = self._relatives[path] = tree_relative(path, self.root)
+            return found
 
     def render_resources(self, overlay: str) -> list[NativeResource]:
         """The objects of ``render`` with the files they were read from."""

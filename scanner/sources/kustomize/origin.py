@@ -108,7 +108,10 @@ def take_origin(data: Any, wrapper: str, root: str, fallback: str) -> RenderOrig
 def tree_relative(path: str, root: str) -> str | None:
     """``path`` (absolute) relative to ``root``, in ``/`` form; None when outside it."""
     real_root = _real_root(root)
-    relative = os.path.relpath(os.path.normpath(path), real_root)
+    normal = os.path.normpath(path)
+    if normal.startswith(real_root) and normal[len(real_root):len(real_root) + 1] == os.sep:
+        return normal[len(real_root) + 1:].replace(os.sep, "/")  # (most paths: plainly below the root)
+    relative = os.path.relpath(normal, real_root)
     if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         relative = os.path.relpath(os.path.realpath(path), real_root)
         if relative == os.pardir or relative.startswith(os.pardir + os.sep):
