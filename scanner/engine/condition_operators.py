@@ -182,6 +182,8 @@ def _texts(items: list[Any]) -> list[str]:
     written-out size check for maps and lists (a value of shared parts can be huge)."""
     budget = active()
     budget.charge(len(items))
+    if all(item.__class__ is str for item in items):
+        return items  # (most lists: ``sprint`` gives a string as it is)
     texts = []
     for item in items:
         if item.__class__ is str:  # (most items: ``sprint`` gives a string as it is)

@@ -58,17 +58,16 @@ def deep_equal(a: Any, b: Any) -> bool:
 
 def flattened(elements: list[Any]) -> list[Any]:
     """The elements with those that are lists merged in (``[]``); the merged length is
-    checked before it passes the rule's list limit (the message gives the whole length) and
-    charged to its budget."""
+    checked as soon as it passes the rule's list limit (the message gives the whole length)
+    and charged to its budget."""
     budget = active()
     limit = budget.limits.list_length
     merged: list[Any] = []
-    for at, element in enumerate(elements):
+    for element in elements:
         if isinstance(element, list):
-            if len(merged) + len(element) > limit:
-                whole = len(merged) + sum(len(e) if isinstance(e, list) else 1 for e in elements[at:])
-                budget.check_list(whole, "a flatten")
-            merged.extend(element)
+            merged.extend(element)  # (past the limit by at most this list, which exists already)
+            if len(merged) > limit:
+                budget.check_list(sum(len(e) if isinstance(e, list) else 1 for e in elements), "a flatten")
         else:
             merged.append(element)
     budget.charge(len(merged))
