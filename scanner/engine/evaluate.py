@@ -368,6 +368,12 @@ def evaluate_resource(compiled: PolicyIndex, resource: dict, context: RequestCon
     previous = getattr(THREAD, "budget", None)  # ``budget.activate``, inline: once per resource
     THREAD.budget = env.budget  # (every environment of this resource's policies shares it)
     try:
+        if not varied and admitting is None:  # (most scans: every policy sees the same request)
+            for policy in policies:
+                results = _evaluate_policy(policy, resource, request, view, env)
+                if results:
+                    out.append((policy, results))
+            return out
         for policy in policies:
             seen, seen_view = resource, view
             if varied:
