@@ -12,6 +12,7 @@ the middle of what it does, and a lock another thread held stays held in the chi
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import threading
@@ -60,6 +61,7 @@ def spawn(body: Callable[[int], int]) -> tuple[int, int]:
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: never returns
+        gc.freeze()  # what it shares with this process stays out of its collections (no page copied for them)
         code = 1
         try:
             os.close(read_end)
