@@ -336,6 +336,35 @@ def test_tree_renders_overlay_with_extensionless_kustomization_like_kubectl(tmp_
     assert source.stats.skipped["kustomize-config"] == 2
 
 
+@pytest.mark.parametrize("kind", ["git", "directory"])
+@pytest.mark.parametrize(("kustomization", "read"), [
+    pytest.param("resources:\n  - cm.yaml\n bad: [\n", ["beside", "other"], id="not-yaml"),
+    pytest.param("resources: 5\n", ["beside", "other"], id="resources-a-number"),
+    pytest.param("resources: [cm.yaml]\ncomponents: true\n", ["other"], id="components-a-boolean"),
+    pytest.param("resources: [cm.yaml]\npatchesStrategicMerge: 5\n", ["other"], id="patches-a-number"),
+    pytest.param("resources: [cm.yaml]\ntransformers: {a: b}\n", ["other"], id="transformers-a-map"),
+])
+def test_tree_with_an_invalid_kustomization_reports_it_and_reads_the_rest(tmp_path, make_repo, kind,
+                                                                         kustomization, read):
+    """A kustomization kustomize refuses is one located error of its overlay; the source's other
+    files are still read (the file beside it too, unless the kustomization names it)."""
+    files = {"app/kustomization.yaml": KUSTOMIZATION + kustomization,
+             "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: beside}\n",
+             "other.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n"}
+    if kind == "git":
+        repo = make_repo()
+        for rel, text in files.items():
+            repo.write(rel, text)
+        repo.commit("init")
+        source = GitSource("g", GitOptions(str(repo.path), "main", cache_dir=str(tmp_path / "c")))
+    else:
+        _tree(tmp_path / "d", files)
+        source = DirectorySource("d", str(tmp_path / "d"))
+    resources, errors = _items(source)
+    assert sorted(r.identity.name for r in resources) == read
+    assert [(e.kind, e.location.path) for e in errors] == [("render", "app/kustomization.yaml")]
+
+
 @pytest.fixture
 def locked_folders(monkeypatch):
     """Folders named ``locked`` cannot be listed, as without read permission (the tests run as

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from scanner.errors import ManifestError
 from scanner.sources.file_tree import FileTree
 from scanner.yamldoc import iter_documents
 
@@ -75,21 +76,26 @@ def _local(base: str, ref: Any) -> str | None:
     return None if joined.startswith("..") else ("" if joined == "." else joined)
 
 
+def _entries(data: dict[str, Any], key: str) -> list[Any]:
+    """The list a kustomization field holds (none when it holds anything else: the renderer
+    reports the field)."""
+    value = data.get(key)
+    return value if isinstance(value, list) else []
+
+
 def read_kustomization(tree: FileTree, relfile: str) -> Kustomization:
     directory = posixpath.dirname(relfile)
     k = Kustomization(directory, relfile)
     try:
         docs = [d.data for d in iter_documents(tree.read(os.path.join(tree.root, relfile)), relfile)]
-    except (OSError, ValueError):
+    except (OSError, ValueError, ManifestError):
         return k  # the renderer will report it
     k.parsed = True
     first = next((d for d in docs if d is not None), None)
     k.data = first if isinstance(first, dict) else None
     data = docs[0] if docs and isinstance(docs[0], dict) else {}
     k.component = data.get("kind") == "Component"
-    refs = [*(data.get("resources") or []), *(data.get("bases") or []),
-            *(data.get("components") or [])]
-    for ref in refs:
+    for ref in [*_entries(data, "resources"), *_entries(data, "bases"), *_entries(data, "components")]:
         local = _local(directory, ref)
         if local is None:
             continue
@@ -99,11 +105,11 @@ def read_kustomization(tree: FileTree, relfile: str) -> Kustomization:
             k.references.add(local)
     # files kustomize reads as its own configuration, never as manifests: patches, and the
     # configs of transformer, generator and validator plugins and of replacements
-    patch_refs: list[Any] = list(data.get("patchesStrategicMerge") or [])
+    patch_refs: list[Any] = list(_entries(data, "patchesStrategicMerge"))
     for key in ("transformers", "generators", "validators"):
-        patch_refs += [p for p in data.get(key) or [] if isinstance(p, str)]
+        patch_refs += [p for p in _entries(data, key) if isinstance(p, str)]
     for key in ("patches", "patchesJson6902", "replacements"):
-        patch_refs += [p.get("path") for p in data.get(key) or [] if isinstance(p, dict)]
+        patch_refs += [p.get("path") for p in _entries(data, key) if isinstance(p, dict)]
     for ref in patch_refs:
         local = _local(directory, ref)
         if local is not None and local.endswith((".yaml", ".yml", ".json")):
