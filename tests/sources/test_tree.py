@@ -343,6 +343,7 @@ def test_tree_renders_overlay_with_extensionless_kustomization_like_kubectl(tmp_
     pytest.param("resources: [cm.yaml]\ncomponents: true\n", ["other"], id="components-a-boolean"),
     pytest.param("resources: [cm.yaml]\npatchesStrategicMerge: 5\n", ["other"], id="patches-a-number"),
     pytest.param("resources: [cm.yaml]\ntransformers: {a: b}\n", ["other"], id="transformers-a-map"),
+    pytest.param("resources: [cm.yaml, .]\n", ["other"], id="refers-to-itself"),
 ])
 def test_tree_with_an_invalid_kustomization_reports_it_and_reads_the_rest(tmp_path, make_repo, kind,
                                                                          kustomization, read):
@@ -469,6 +470,27 @@ def test_render_plan_lists_what_rendering_its_overlays_reads(tmp_path):
         "mid/kustomization.yaml", "mid/p.yaml"]
     assert render_plan.reads(["dev", "prod"])[:5] == [
         "dev/kustomization.yaml", "base/kustomization.yaml", "base/svc.yaml", "base/web.yaml", "prod/kustomization.yaml"]
+
+
+@pytest.mark.parametrize(("files", "overlays", "covered"), [
+    pytest.param({"app/kustomization.yaml": "resources: [.]\n"}, ("app",), set(), id="refers-to-itself"),
+    pytest.param({"a/kustomization.yaml": "resources: [cm.yaml, ../b]\n",
+                  "b/kustomization.yaml": "resources: [cm.yaml, ../a]\n"},
+                 ("a",), {"a/cm.yaml", "b/cm.yaml"}, id="circle-of-two"),
+    pytest.param({"a/kustomization.yaml": "resources: [../b]\n", "b/kustomization.yaml": "resources: [../a]\n",
+                  "prod/kustomization.yaml": "resources: [../a]\n"}, ("prod",), set(), id="circle-an-overlay-reaches"),
+    pytest.param({"c/kustomization.yaml": "kind: Component\nresources: [../base]\n",
+                  "base/kustomization.yaml": "resources: [cm.yaml]\n"}, (), set(), id="base-of-a-component-only"),
+])
+def test_render_plan_renders_a_circle_of_kustomizations_no_overlay_reaches(tmp_path, files, overlays, covered):
+    """kustomize fails on a circle of kustomizations: one member is an overlay, so that the
+    failure is reported, and the files of the circle are not read raw as if nothing used them."""
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    render_plan = plan(DiskTree(str(tmp_path)), list(files))
+    assert render_plan.overlays == overlays
+    assert render_plan.covered == covered
 
 
 @pytest.mark.parametrize("kind", TREE_KINDS)

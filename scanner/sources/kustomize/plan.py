@@ -117,9 +117,23 @@ def read_kustomization(tree: FileTree, relfile: str) -> Kustomization:
     return k
 
 
+def _reached(kustomizations: dict[str, Kustomization], starts: Iterable[str]) -> set[str]:
+    """The kustomizations ``starts`` are and refer to, transitively."""
+    seen: set[str] = set()
+    todo = list(starts)
+    while todo:
+        d = todo.pop()
+        if d in seen or d not in kustomizations:
+            continue
+        seen.add(d)
+        todo.extend(kustomizations[d].references)
+    return seen
+
+
 def plan(tree: FileTree, relfiles: Iterable[str], roots: Iterable[str] = ()) -> RenderPlan:
     """The overlays of the tree's kustomizations (``relfiles`` lists the tree's files): those no
-    other kustomization refers to, and ``roots`` (tree-relative folders) listed as entry points."""
+    other kustomization refers to, ``roots`` (tree-relative folders) listed as entry points, and
+    the first of each circle of kustomizations no other overlay reaches."""
     kustomizations: dict[str, Kustomization] = {}
     for rel in relfiles:
         if posixpath.basename(rel) in KUSTOMIZATION_FILES:
@@ -127,20 +141,20 @@ def plan(tree: FileTree, relfiles: Iterable[str], roots: Iterable[str] = ()) -> 
             kustomizations.setdefault(k.directory, k)
     referenced = set().union(*(k.references for k in kustomizations.values()))
     wanted = {"" if r in (".", "") else posixpath.normpath(r.strip("/")) for r in roots}
-    overlays = tuple(sorted(d for d, k in kustomizations.items()
-                            if not k.component and (d not in referenced or d in wanted)))
+    entries = sorted(d for d, k in kustomizations.items()
+                     if not k.component and (d not in referenced or d in wanted))
     missing = tuple(sorted(r for r in wanted if r not in kustomizations or kustomizations[r].component))
-    seen: set[str] = set()
-    covered: set[str] = set()
-    todo = list(overlays)
-    while todo:
-        d = todo.pop()
-        if d in seen or d not in kustomizations:
-            continue
-        seen.add(d)
-        k = kustomizations[d]
-        covered |= k.resources | k.patches
-        todo.extend(k.references)
+    seen = _reached(kustomizations, entries)
+    # kustomizations that refer to each other in a circle (or to themselves), reached from no
+    # overlay: the circle is rendered from its first member, so that its error is reported as
+    # kustomize reports it (a cycle), and its files are not read raw as if no overlay used them
+    for d in sorted(kustomizations):
+        if (d not in seen and not kustomizations[d].component
+                and d in _reached(kustomizations, kustomizations[d].references)):
+            entries.append(d)
+            seen |= _reached(kustomizations, [d])
+    overlays = tuple(sorted(entries))
+    covered: set[str] = set().union(*(kustomizations[d].resources | kustomizations[d].patches for d in seen))
     patches = frozenset().union(*(k.patches for k in kustomizations.values()))
     files = {d: k.file for d, k in kustomizations.items()}
     return RenderPlan(overlays, frozenset(covered), patches, files, kustomizations, missing)
