@@ -298,6 +298,11 @@ def check_rule_shape(rule: Any, problems: Problems, pointer: str, names: set[str
         action = validate.get("failureAction")
         if action is not None and action not in ("Audit", "Enforce"):
             problems.append((pointer + "/validate/failureAction", "failureAction must be Audit or Enforce"))
+        message = validate.get("message")
+        if message is not None and not isinstance(message, str):
+            problems.append((pointer + "/validate/message", f"json: cannot unmarshal {json_kind(message)} into Go "
+                                                            "struct field Validation.spec.rules.validate.message "
+                                                            "of type string"))
         elements = [k for k in _ELEMENTS if validate.get(k) is not None]
         manifests = validate.get("manifests")
         if isinstance(manifests, dict) and manifests.get("attestors"):

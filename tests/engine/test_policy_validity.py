@@ -106,6 +106,9 @@ ANY_KINDS = "/spec/rules/0/match/any/0/resources/kinds"
                      "/spec/rules/0/validate",
                      "json: cannot unmarshal array into Go struct field Rule.spec.rules.validate of type v1.Validation",
                      id="validate-written-as-a-list"),
+        pytest.param(policy(rule(validate="{message: 5, deny: {}}")), "/spec/rules/0/validate/message",
+                     "json: cannot unmarshal number into Go struct field Validation.spec.rules.validate.message "
+                     "of type string", id="message-a-number"),
         pytest.param(policy("[{name: r, match: {any: [{resources: {kinds: [Pod]}}]}, mutate: patch}]"),
                      "/spec/rules/0/mutate",
                      "json: cannot unmarshal string into Go struct field Rule.spec.rules.mutate of type v1.Mutation",
