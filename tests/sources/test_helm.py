@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import textwrap
@@ -13,6 +14,7 @@ from scanner.config import HelmChartConfig, HelmConfig
 from scanner.errors import ManifestError
 from scanner.sources.documents import Origin
 from scanner.sources.file_tree import DiskTree
+from scanner.sources.helm import render
 from scanner.sources.helm.charts import chart_folders, read_chart
 from scanner.sources.helm.releases import scan_charts
 from scanner.sources.helm.render import parse_output
@@ -107,6 +109,19 @@ def test_helm_chart_that_cannot_render_is_a_located_error(charts: Path, change, 
     assert resources == []
     assert len(errors) == 1 and stats.errors == 1
     assert message in f"{errors[0].location}: {errors[0].message}"
+
+
+def test_helm_output_past_the_file_limit_stops_the_render(charts: Path, monkeypatch):
+    """A template that prints more than the largest file the scanner reads does not take the
+    scan's memory: helm is stopped and the chart is one located error."""
+    monkeypatch.setattr(render, "DEFAULT_LIMITS", dataclasses.replace(render.DEFAULT_LIMITS, max_file_bytes=100_000))
+    (charts / "web" / "templates" / "big.yaml").write_text(
+        "{{- range until 5000 }}\n# " + "x" * 100 + "\n{{- end }}\nkind: ConfigMap\n")
+    resources, errors, _ = _scan(charts, HelmConfig())
+    assert resources == []
+    assert [(e.location.path, e.message) for e in errors] == [
+        ("web/Chart.yaml", "helm template failed: stopped after printing more than 100,000 bytes (the largest "
+                           "file the scanner reads)")]
 
 
 def test_helm_missing_values_file_is_a_located_error(charts: Path):

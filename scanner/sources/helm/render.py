@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner.errors import ManifestError
+from scanner.sources.bounded_run import OutputTooLarge, run_bounded
 from scanner.sources.helm.charts import Chart, missing_dependencies
 from scanner.sources.tool_versions import probe_output
-from scanner.yamldoc import iter_documents
+from scanner.yamldoc import DEFAULT_LIMITS, iter_documents
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +103,12 @@ def render_chart(helm: str, chart: Chart, chart_dir: str, release: Release, time
         for name, value, as_string in release.set_values:
             command += ["--set-string" if as_string else "--set", f"{name}={value}"]
         try:
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False,
-                                  env=_scrubbed_env(work), cwd=work)
+            proc = run_bounded(command, timeout=timeout, max_output=DEFAULT_LIMITS.max_file_bytes,
+                               env=_scrubbed_env(work), cwd=work)
         except subprocess.TimeoutExpired:
             return ChartOutput(error=f"helm template timed out after {timeout:g}s")
+        except OutputTooLarge as exc:
+            return ChartOutput(error=str(exc))
         except OSError as exc:
             return ChartOutput(error=f"helm could not be started: {exc}")
     if proc.returncode != 0:

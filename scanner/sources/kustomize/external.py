@@ -16,10 +16,11 @@ import tempfile
 from typing import Any
 
 from scanner.errors import ManifestError
+from scanner.sources.bounded_run import OutputTooLarge, run_bounded
 from scanner.sources.kustomize.origin import RenderOutput, take_origin
 from scanner.sources.kustomize.plan import KustomizeMode
 from scanner.sources.kustomize.version import external_renderer
-from scanner.yamldoc import iter_documents
+from scanner.yamldoc import DEFAULT_LIMITS, iter_documents
 
 
 def find_renderer(mode: KustomizeMode) -> list[str] | None:
@@ -68,10 +69,11 @@ def _run(command: list[str], timeout: float) -> tuple[bool, str]:
     # kustomize allocates heavily; a lazier Go collector saves a third of its CPU time
     env = {**os.environ, "GOGC": os.environ.get("GOGC", "400")}
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                              check=False, env=env)
+        proc = run_bounded(command, timeout=timeout, max_output=DEFAULT_LIMITS.max_file_bytes, env=env)
     except subprocess.TimeoutExpired:
         return False, f"renderer timed out after {timeout:g}s"
+    except OutputTooLarge as exc:
+        return False, f"renderer {exc}"
     except OSError as exc:
         return False, f"renderer could not be started: {exc}"
     if proc.returncode != 0:
