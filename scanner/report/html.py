@@ -111,9 +111,7 @@ class _FindingRows:
             if len(group.findings) == 1:  # (most groups: their one finding's values as they are)
                 resource, source = self._resource(first.resource)
                 vias = self._via(first.resource)
-                messages, actions = e(first.message), e(first.action)
-                exception = (f' <span class="muted">(exception {e(first.exception)})</span>'
-                             if first.exception else "")
+                messages, actions, exceptions = e(first.message), e(first.action), first.exception
             else:  # one defect rendered by several overlays: each resource with its overlay
                 resource = "<br>".join(
                     self._resource(r.resource)[0]
@@ -125,8 +123,8 @@ class _FindingRows:
                         if len(overlays) > 1 else self._via(first.resource))
                 messages = "<br>".join(e(m) for m in dict.fromkeys(r.message for r in group.findings))
                 exceptions = ", ".join(dict.fromkeys(r.exception for r in group.findings if r.exception))
-                exception = f' <span class="muted">(exception {e(exceptions)})</span>' if exceptions else ""
                 actions = ", ".join(e(a) for a in dict.fromkeys(r.action for r in group.findings))
+            exception = f' <span class="muted">(exception {e(exceptions)})</span>' if exceptions else ""
             rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>'
                         f'<td class="res wrap">{resource}</td>'
                         f'<td class="wrap">{e(group.rule)}</td><td class="msg wrap">{messages}{exception}</td>'

@@ -166,7 +166,7 @@ def _kustomization(tree: FileTree, folder: str, read: Kustomization | None) -> t
         relfile = posixpath.join(folder, name) if folder else name
         path = os.path.join(tree.root, relfile)
         if tree.isfile(path):
-            if read is not None and read.parsed and read.file == relfile:
+            if read is not None and read.file == relfile:  # (a file the plan could not read has no data)
                 return None if read.data is None else (relfile, read.data)
             try:
                 documents = [d for d in iter_documents(tree.read(path), relfile) if d.data is not None]

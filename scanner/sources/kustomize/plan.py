@@ -34,7 +34,6 @@ class Kustomization:
     resources: set[str] = field(default_factory=set)  # resource files, tree-relative
     patches: set[str] = field(default_factory=set)  # patch files, tree-relative
     component: bool = False  # kind: Component
-    parsed: bool = False  # the file was read as YAML
     data: dict[str, Any] | None = None  # its first document that is not null, when a mapping
 
 
@@ -90,7 +89,6 @@ def read_kustomization(tree: FileTree, relfile: str) -> Kustomization:
         docs = [d.data for d in iter_documents(tree.read(os.path.join(tree.root, relfile)), relfile)]
     except (OSError, ValueError, ManifestError):
         return k  # the renderer will report it
-    k.parsed = True
     first = next((d for d in docs if d is not None), None)
     k.data = first if isinstance(first, dict) else None
     data = docs[0] if docs and isinstance(docs[0], dict) else {}
