@@ -103,14 +103,14 @@ class Budget:
                 self._deadline = now + self._seconds
             elif now > self._deadline:
                 self.fail("time", f"limit exceeded: rule evaluation took longer than {limits.seconds:g}s")
-        self._next_check = min(self.steps + CHECK_EVERY, limits.steps + 1)
+        self._next_check = float(min(self.steps + CHECK_EVERY, limits.steps + 1))
 
     def fail(self, limit: str, message: str) -> None:
         """Record and raise the overrun of ``limit``; the budget stays exceeded."""
         error = BudgetExceededError(limit, message)
         if self.counting:
             self.exceeded = error
-            self._next_check = 0  # every later charge raises again, until the next rule
+            self._next_check = 0.0  # every later charge raises again, until the next rule
         raise error
 
     def check_string(self, length: int, what: str) -> None:

@@ -328,13 +328,14 @@ class VariableContext:
         """``loaders/variable.go``: ``jmesPath``, ``default`` and ``value`` are substituted in that
         order; a value with a path is searched (an error gives the default), else the path is
         queried (an error or null gives the default); a null result is an error."""
-        path = ""
+        path: Any = ""  # (what substitution gives, checked below)
         if spec.get("jmesPath"):
             raw = spec["jmesPath"]
             try:
                 path = self.substitute(raw)
-            except SubstitutionError as exc:
-                raise ContextError(f"failed to substitute variables in context entry {name} {raw}: {exc}") from exc
+            except SubstitutionError as unsubstituted:
+                raise ContextError(f"failed to substitute variables in context entry {name} {raw}: "
+                                   f"{unsubstituted}") from unsubstituted
             if not isinstance(path, str):
                 raise ContextError(f"jmespath value must be a string {name} {raw}: <nil>")
         default = self._entry_field(name, spec.get("default"))
@@ -346,10 +347,10 @@ class VariableContext:
             else:
                 try:
                     output = self._apply(path, value)
-                except JMESPathError as exc:
+                except JMESPathError as failed:
                     if default is None:
-                        message = f"failed to apply jmespath {path} to variable {sprint(value)}: {exc}"
-                        raise ContextError(message) from exc
+                        message = f"failed to apply jmespath {path} to variable {sprint(value)}: {failed}"
+                        raise ContextError(message) from failed
         elif path:
             try:
                 result = self.query(path)

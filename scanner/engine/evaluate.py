@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
+from typing import Protocol
 
 from scanner.engine import wildcard
 from scanner.engine.budget import THREAD, BudgetExceededError
@@ -260,10 +261,10 @@ def _evaluate_policy(policy: Policy, resource: dict, request: Request, view: Res
                     and rule.validate.get("allowExistingViolations") is not False
                     and _fails_before_update(policy, rule, resource, request, view, env)):
                 outcome = RuleStatus.SKIP, PRE_EXISTING, ""
-        except BudgetExceededError as exc:
-            outcome = RuleStatus.ERROR, str(exc), ""
-        except Exception as exc:  # a defect costs this rule its result, not the scan the others'
-            outcome = RuleStatus.ERROR, f"internal error: {type(exc).__name__}: {exc}", ""
+        except BudgetExceededError as overrun:
+            outcome = RuleStatus.ERROR, str(overrun), ""
+        except Exception as defect:  # a defect costs this rule its result, not the scan the others'
+            outcome = RuleStatus.ERROR, f"internal error: {type(defect).__name__}: {defect}", ""
         if budget.exceeded is not None:  # an overrun absorbed on the way still costs the result
             outcome = RuleStatus.ERROR, str(budget.exceeded), ""
         if outcome is None:
@@ -287,6 +288,12 @@ def _fails_before_update(policy: Policy, rule: Rule, resource: dict, request: Re
         return False
     outcome = _Evaluation(policy, resource, old_request, view, env, simulated_create=True).run(rule)
     return outcome is not None and outcome[0] is RuleStatus.FAIL
+
+
+class KindIndex(Protocol):
+    """What ``evaluate_resource`` asks of its policies: those a resource of a kind meets."""
+
+    def for_kind(self, kind: str) -> list[Policy]: ...
 
 
 class PolicyIndex:
@@ -347,7 +354,7 @@ class RequestContext:
 PolicyResults = tuple[Policy, list[RuleResult]]
 
 
-def evaluate_resource(compiled: PolicyIndex, resource: dict, context: RequestContext) -> list[PolicyResults]:
+def evaluate_resource(compiled: KindIndex, resource: dict, context: RequestContext) -> list[PolicyResults]:
     """Each policy of ``compiled`` that gives ``resource`` results, with them, in policy order.
 
     A resource meets the policies indexed under its kind (as the values' subresources make

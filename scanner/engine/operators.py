@@ -75,7 +75,7 @@ def _underscores_ok(text: str) -> bool:
     return saw != "_"
 
 
-def parse_go_float(text: str) -> float | None:
+def parse_go_float(text: object) -> float | None:
     """Go ``strconv.ParseFloat(s, 64)``; None when Go reports an error.
 
     Decimal and hexadecimal (``0x1p-2``) text, with ``_`` between digits (``1_000``);

@@ -209,12 +209,11 @@ class DocumentCache:
         return update
 
 
-class SelectiveIndex(PolicyIndex):
+class SelectiveIndex:
     """The policies of ``index`` that a document's stored results do not cover: what
     ``evaluate_resource`` evaluates for it. ``met`` holds every policy the document met, in order."""
 
     def __init__(self, index: PolicyIndex) -> None:
-        super().__init__(index.policies)
         self.index = index
         self.reuse: DocumentReuse | None = None
         self.met: list[Policy] = []

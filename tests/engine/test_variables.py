@@ -131,7 +131,9 @@ def test_substitute_all_error_names_expression_and_path(document: Any, message: 
     with pytest.raises(SubstitutionError) as caught:
         substitute_all(document, failing)
     assert str(caught.value) == message
-    assert caught.value.__cause__ is not None
+    # the resolver's error stays chained to it (as its cause; compiled, as its context)
+    chained = caught.value.__cause__ or caught.value.__context__
+    assert chained is not None and "Unknown key" in str(chained)
 
 
 def test_substitute_all_key_must_become_a_string() -> None:
