@@ -2,11 +2,11 @@
 process while the scan starts.
 
 A scan's first steps (loading the engine and the policies, starting the workers) keep one
-core busy and leave the other idle. Cloning or fetching the Git sources, and listing the
-files of their commits, needs none of that, so ``scanner scan`` hands it to a child process
-first thing; the scan takes each source's outcome (the clone, its commit, or the error) when
-it prepares the source. Where threads run (the scheduler), forking is unsafe: the scan
-fetches in its own process instead.
+core busy and leave the other idle. Cloning or fetching the Git sources, listing the files
+of their commits and searching them for the GitOps API groups needs none of that, so
+``scanner scan`` hands it to a child process first thing; the scan takes each source's
+outcome (the clone, its commit, or the error) when it prepares the source. Where threads
+run (the scheduler), forking is unsafe: the scan fetches in its own process instead.
 """
 
 from __future__ import annotations
@@ -68,6 +68,13 @@ class GitPrefetch:
             raise GitError(found[1], Location(found[2]) if found[2] is not None else None)
         return found[1]
 
+    def names_gitops(self, name: str) -> bool | None:
+        """Whether the commit of source ``name`` names a Flux or Argo CD API group, as the child
+        found right after fetching it; None where it did not look (a source with ``gitops: off``
+        or checked out on disk) or failed to."""
+        found = self._outcomes.get(name)
+        return found[2] if found is not None and found[0] == "ok" else None
+
     def close(self) -> None:
         """Wait for the child: it ends once every source is fetched (no clone is left half made)."""
         if self._reader is not None:
@@ -88,35 +95,43 @@ def start_git_prefetch(config: Config, only_sources: Iterable[str] = ()) -> GitP
     sources = [s for s in config.sources if s.type == "git" and (not wanted or s.name in wanted)]
     if not sources:
         return None
-    refs = [(s.name, s.git) for s in sources]
+    refs = [(s.name, s.git, s.gitops != "off") for s in sources]
     pid, reader = forked.spawn(lambda writer: _fetch_all(writer, refs, config))
     return GitPrefetch(pid, os.fdopen(reader, "rb"), {s.name for s in sources})
 
 
-def _fetch_all(writer: int, refs: list[tuple[str, Any]], config: Config) -> int:
+def _fetch_all(writer: int, refs: list[tuple[str, Any, bool]], config: Config) -> int:
     """In the child: prepare each source and report it (or its error) to the scan; the child's
     exit code."""
     try:
         with os.fdopen(writer, "wb") as out:
-            for name, ref in refs:
-                pickle.dump((name, *_fetch(name, git_options(ref, config))), out)
+            for name, ref, gitops in refs:
+                pickle.dump((name, *_fetch(name, git_options(ref, config), gitops)), out)
                 out.flush()
     except BaseException:  # the scan is gone (a closed pipe) or interrupted: nothing to report to
         return 1
     return 0
 
 
-def _fetch(name: str, options: GitOptions) -> tuple[Any, ...]:
+def _fetch(name: str, options: GitOptions, gitops: bool) -> tuple[Any, ...]:
+    """The outcome of one source: ``("ok", prepared, names GitOps or None)`` or ``("error",
+    message, path)``. A commit read from the clone's objects is listed for the workers and,
+    with ``gitops``, searched for the GitOps API groups (the scan's next step asks)."""
     from scanner.sources.git import GitSource, redact
     from scanner.sources.git_tree import save_listing
+    from scanner.sources.gitops.discover import commit_names_gitops
 
     source = GitSource(name, options)
     try:
         workdir, commit, on_disk = source.prepare()
+        marked = None
         if not on_disk:  # the workers read it instead of listing the commit each (or do, without it)
             with contextlib.suppress(ScannerError, OSError):
                 save_listing(workdir, commit.sha)
-        return "ok", (workdir, commit, on_disk)
+            if gitops:
+                with contextlib.suppress(ScannerError, OSError):
+                    marked = commit_names_gitops(workdir, commit.sha)
+        return "ok", (workdir, commit, on_disk), marked
     except ScannerError as exc:
         return "error", exc.message, exc.location.path if exc.location else None
     except Exception as exc:  # reported as the source's failure, like any error of its fetch

@@ -3,7 +3,7 @@ shards the entry points into it; what points outside the scanned sources becomes
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from scanner.config import SourceConfig
@@ -31,13 +31,18 @@ def repositories(sources: Iterable[SourceConfig]) -> dict[str, str]:
 
 
 def with_entry_points(sources: list[SourceConfig], tasks: dict[str, list[ShardTask]],
-                      all_sources: Iterable[SourceConfig]) -> tuple[dict[str, list[ShardTask]], list[ErrorRecord]]:
+                      all_sources: Iterable[SourceConfig], names_gitops: Callable[[str], bool | None] | None = None,
+                      ) -> tuple[dict[str, list[ShardTask]], list[ErrorRecord]]:
     """The shards of each source with the GitOps entry points into it, and a record of each
-    thing the GitOps objects deploy from outside the scanned sources."""
+    thing the GitOps objects deploy from outside the scanned sources. ``names_gitops`` tells of
+    a source already searched for the GitOps API groups (``GitPrefetch.names_gitops``): one that
+    names none has no entry point and deploys nothing."""
     searched: dict[str, SearchedSource] = {}
     for cfg in sources:
         first = tasks.get(cfg.name) or []
         if cfg.gitops == "off" or not first or first[0].paths:
+            continue
+        if names_gitops is not None and names_gitops(cfg.name) is False:
             continue
         task = first[0]
         try:

@@ -260,7 +260,8 @@ def _deal_sources(config: Config, selected: list[SourceConfig], jobs: int, worke
     not_scanned: list[SourceErrorRecord] = []
     if held:
         progress.stage("finding GitOps entry points")
-        held, not_scanned = with_entry_points([c for c in selected if c.name in held], held, config.sources)
+        held, not_scanned = with_entry_points([c for c in selected if c.name in held], held, config.sources,
+                                              prefetch.names_gitops if prefetch is not None else None)
         for source_tasks in held.values():
             workers.add(_keyed(with_versions(source_tasks), inputs))
     probes_done()  # (every probe reaped, whatever took them)

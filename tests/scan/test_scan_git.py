@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import pathlib
@@ -49,6 +50,45 @@ def test_prefetch_hands_the_scan_the_clone_its_commit_and_listing(project: Proje
     assert type(commit.committed_at.tzinfo) is datetime.timezone
     assert (pathlib.Path(path) / ".git" / "scanner-listing").read_bytes().startswith(commit.sha.encode() + b"\n")
     assert sorted(GitTree(path, commit.sha).blobs) == ["apps/a.yaml", "apps/b.yaml"]
+
+
+FLUX_KUSTOMIZATION = """apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec: {path: ./apps, sourceRef: {kind: GitRepository, name: flux-system}}
+"""
+
+
+@pytest.mark.parametrize(("files", "marked"), [
+    pytest.param({"apps/a.yaml": pod("a", "x")}, False, id="plain-manifests"),
+    pytest.param({"apps/a.yaml": pod("a", "x"), "clusters/apps.yaml": FLUX_KUSTOMIZATION}, True, id="a-flux-object"),
+])
+def test_prefetch_tells_whether_the_commit_names_a_gitops_api_group(project: Project, files: dict[str, str],
+                                                                     marked: bool) -> None:
+    project.commit(files)
+    config = load_config(str(project.config()))
+    prefetch = start_git_prefetch(config)
+    assert prefetch is not None
+    try:
+        assert prefetch.names_gitops("gitops") is None  # (nothing reported yet: not known)
+        prefetch.result("gitops")
+        assert prefetch.names_gitops("gitops") is marked
+    finally:
+        prefetch.close()
+
+
+def test_prefetch_does_not_search_a_source_with_gitops_off(project: Project) -> None:
+    project.commit({"clusters/apps.yaml": FLUX_KUSTOMIZATION})
+    loaded = load_config(str(project.config()))
+    config = dataclasses.replace(loaded, sources=type(loaded.sources)([dataclasses.replace(loaded.sources[0],
+                                                                                           gitops="off")]))
+    prefetch = start_git_prefetch(config)
+    assert prefetch is not None
+    try:
+        prefetch.result("gitops")
+        assert prefetch.names_gitops("gitops") is None
+    finally:
+        prefetch.close()
 
 
 def test_saved_listing_serves_only_its_own_commit(project: Project) -> None:
@@ -105,7 +145,7 @@ def test_prefetch_whose_process_dies_fails_the_source_clearly(project: Project,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     project.commit({"apps/a.yaml": pod("a", "x")})
     config = load_config(str(project.config()))
-    monkeypatch.setattr(scan_git, "_fetch", lambda name, options: os.kill(os.getpid(), signal.SIGKILL))
+    monkeypatch.setattr(scan_git, "_fetch", lambda name, options, gitops: os.kill(os.getpid(), signal.SIGKILL))
     prefetch = start_git_prefetch(config)
     assert prefetch is not None
     try:

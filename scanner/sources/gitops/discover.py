@@ -75,13 +75,7 @@ def names_gitops(tree: FileTree, folder: str = "") -> bool:
     """Whether a file of ``tree`` (below ``folder``) names a Flux or Argo CD API group."""
     sha = getattr(tree, "sha", None)
     if sha is not None:
-        for syntax in ("-P", "-E"):  # PCRE runs about four times faster, where git has it
-            command = ["git", "-C", tree.root, "grep", "-q", "-I", syntax, "-e", _PATTERNS[syntax], sha, "--",
-                       folder or "."]
-            proc = subprocess.run(command, capture_output=True, check=False)
-            if proc.returncode in (0, 1):
-                return proc.returncode == 0
-        raise GitError(f"git grep failed: {failure_cause(proc.stderr.decode(errors='replace'))}", Location(tree.root))
+        return commit_names_gitops(tree.root, sha, folder)
     top = os.path.join(tree.root, folder)
     # the source's own walk: regular files only (a FIFO would block), no link out of the source
     for tree_file in walk_tree(top, PathFilter(), suffixes=(*MANIFEST_SUFFIXES, ".tpl")):
@@ -93,6 +87,17 @@ def names_gitops(tree: FileTree, folder: str = "") -> bool:
         if MARKER.search(text):
             return True
     return False
+
+
+def commit_names_gitops(root: str, sha: str, folder: str = "") -> bool:
+    """Whether a file of commit ``sha`` of the clone at ``root`` (below ``folder``) names a Flux
+    or Argo CD API group."""
+    for syntax in ("-P", "-E"):  # PCRE runs about four times faster, where git has it
+        command = ["git", "-C", root, "grep", "-q", "-I", syntax, "-e", _PATTERNS[syntax], sha, "--", folder or "."]
+        proc = subprocess.run(command, capture_output=True, check=False)
+        if proc.returncode in (0, 1):
+            return proc.returncode == 0
+    raise GitError(f"git grep failed: {failure_cause(proc.stderr.decode(errors='replace'))}", Location(root))
 
 
 def discover(sources: Mapping[str, SearchedSource], repositories: Mapping[str, str]) -> GitopsPlan:
