@@ -77,4 +77,9 @@ def choose() -> bool:
                 return False
         sys.meta_path.insert(0, _SourcesFirst(list(built)))
         return False
-    return True
+    return all(_has_extension(name) for name in built)  # (a build without a C compiler made none)
+
+
+def _has_extension(name: str) -> bool:
+    stem = _source(name)[:-3]
+    return any(os.path.isfile(stem + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES)
