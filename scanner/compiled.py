@@ -72,9 +72,6 @@ def choose() -> bool:
     if not built:
         return False
     if os.environ.get(PURE_PYTHON) or sources_changed(built):
-        for finder in sys.meta_path:
-            if isinstance(finder, _SourcesFirst):
-                return False
         sys.meta_path.insert(0, _SourcesFirst(list(built)))
         return False
     return all(_has_extension(name) for name in built)  # (a build without a C compiler made none)
