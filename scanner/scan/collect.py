@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -74,12 +75,12 @@ class Collector:
         self.pending: list[tuple[list[records.ResourceRecord], list[records.ResultRow]]] = []
         self.pending_results = 0
         self.cache = CacheUpdate()  # result cache entries to store, and digests reused
-        self.outputs: dict[str, bytes] = {}  # shard key -> output, to store
+        self.outputs: dict[str, tuple[str, bytes]] = {}  # shard key -> (slot, output), to store
         self.replayed: list[str] = []  # shard keys whose stored output was sent again
 
     def flush(self) -> None:
         if self.pending:
-            self.writer.add_result_rows(self.pending)
+            self.writer.add_result_rows(self.pending, whole=True)
             self.pending, self.pending_results = [], 0
         if self.cache.entries or self.cache.reused:
             self.writer.add_cache_entries(self.cache.entries, self.cache.reused)
@@ -100,7 +101,8 @@ class Collector:
         if task.key is None or failure:
             return
         if output is not None:
-            self.outputs[task.key] = output
+            slot = f"{task.source}\0{task.shard.index}/{task.shard.count}"
+            self.outputs[task.key] = (hashlib.sha256(slot.encode()).hexdigest(), output)
         else:
             self.replayed.append(task.key)
             self.tally.replayed += 1

@@ -18,10 +18,11 @@ from sqlalchemy import Column, Connection, Engine, Table, insert, select, text, 
 from scanner.store.storedtext import StoredText, escape_rows
 from scanner.store.tables import metadata
 
-OBSERVATION_COLUMNS = ("observation_id", "run_id", "resource_id", "path", "document_index",
-                       "item_index", "line", "commit_sha", "overlay", "patches")
-RESULT_COLUMNS = ("observation_id", "check_id", "run_id", "resource_id", "policy_id", "status",
-                  "action", "message", "path")
+OBSERVATION_COLUMNS = ("observation_id", "resource_id", "path", "document_index", "item_index", "line",
+                       "commit_sha", "overlay", "patches", "content_digest")
+"""The columns of ``observation_rows`` the writer fills, in its rows' order."""
+RESULT_COLUMNS = ("observation_id", "check_id", "resource_id", "policy_id", "status", "action", "message", "path")
+"""The columns of ``result_rows``, in the writer's rows' order."""
 CHUNK = 400  # keys per IN (...) and rows per multi-row statement: well under SQLite's limits
 
 

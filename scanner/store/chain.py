@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -134,16 +133,11 @@ def _batches(connection: Connection, query: Executable | str, run_id: int) -> It
 # What the results part reads besides the results: the run's resource observations, the
 # resources they are of (with their source's name) and the checks its results are of (its
 # tallies name them, written before the link). The results themselves are read in the order
-# of their key through a range of it (a run's observation ids are allocated in blocks, and its
-# rows are picked out of any other run's in that range): one pass over the table's rows, with
-# no sort (SQLite: ``+run_id`` keeps its planner from the run's status index instead).
+# of their key (from the view of the rows the run shares with others: revision 0009 reads the
+# table it was before revision 0011 with this statement too).
 _RESULTS = """
 SELECT r.observation_id, r.check_id, r.resource_id, r.policy_id, r.status, r.action, r.message, r.path
-FROM results r
-WHERE r.observation_id BETWEEN
-      (SELECT MIN(observation_id) FROM resource_observations WHERE run_id = :run)
-  AND (SELECT MAX(observation_id) FROM resource_observations WHERE run_id = :run)
-  AND {run} = :run
+FROM results r WHERE r.run_id = :run
 ORDER BY r.observation_id, r.check_id
 """
 _OBSERVATIONS = """
@@ -162,36 +156,42 @@ WHERE check_id IN ({ids}) ORDER BY check_id
 """
 
 
-_HASHED_COLUMNS = itemgetter(0, 1, 3, 4, 5, 6, 7, 8)  # a stored result row without its run id
-
-
 class WrittenResults:
     """The results section of a run's ``results`` part as the run's one writer stores them, so
-    that finishing need not read them back: each batch of stored rows (``bulk.RESULT_COLUMNS``,
-    text escaped as stored) in key order, hashed as ``results_part`` hashes the rows it reads.
-    A batch that does not follow the previous ones in key order gives it up (``usable``)."""
+    that finishing need not read them back: the stored rows of each observation
+    (``bulk.RESULT_COLUMNS``, text escaped as stored), kept as their canonical text and hashed in
+    key order at the end as ``results_part`` hashes the rows it reads. An observation whose rows
+    come in two parts gives it up (``usable``)."""
 
-    __slots__ = ("checks", "digest", "last", "usable")
+    __slots__ = ("blocks", "checks", "usable")
 
     def __init__(self) -> None:
-        self.digest = hashlib.sha256()
+        self.blocks: dict[int, bytes] = {}  # observation id -> its rows' text
         self.checks: set[int] = set()
-        self.last: tuple[int, int] | None = None  # the key of the last row hashed
         self.usable = True
 
     def add(self, rows: Sequence[Sequence[Any]]) -> None:
-        """Stored result rows of the run, committed."""
+        """Stored result rows of the run, committed, each observation's together."""
         if not self.usable or not rows:
             return
-        batch = list(map(_HASHED_COLUMNS, rows))
-        batch.sort()  # by (observation, check): the results' key, unique, so no two rows compare past it
-        previous = self.last
-        if previous is not None and (batch[0][0], batch[0][1]) <= previous:
-            self.usable = False
-            return
-        self.last = (batch[-1][0], batch[-1][1])
+        batch = sorted(map(tuple, rows))  # by (observation, check): the results' key, unique
         self.checks.update(row[1] for row in batch)
-        self.digest.update((b"" if previous is None else b",") + ascii_json(batch)[1:-1])
+        blocks, start = self.blocks, 0
+        for end in range(1, len(batch) + 1):
+            if end == len(batch) or batch[end][0] != batch[start][0]:
+                observation = batch[start][0]
+                if observation in blocks:
+                    self.usable = False
+                    return
+                blocks[observation] = ascii_json(batch[start:end])[1:-1]
+                start = end
+
+    def digest(self) -> hashlib._Hash:
+        """SHA-256 fed with the rows' text, in key order."""
+        digest = hashlib.sha256()
+        blocks = self.blocks
+        digest.update(b",".join([blocks[observation] for observation in sorted(blocks)]))
+        return digest
 
 
 _DUMPS = json.JSONEncoder(separators=(",", ":")).encode
@@ -217,10 +217,10 @@ def results_part(connection: Connection, run_id: int, written: WrittenResults | 
     ``written`` (usable), the results are not read: they are hashed as they were written."""
     digest = hashlib.sha256()
     checks: set[int] = set()
-    results = _RESULTS.format(run="+r.run_id" if connection.dialect.name == "sqlite" else "r.run_id")
+    results = _RESULTS
     queries: tuple[str | None, ...] = (results, _OBSERVATIONS, _RESOURCES, None)
     if written is not None and written.usable:
-        digest, checks, queries = written.digest.copy(), set(written.checks), queries[1:]
+        digest, checks, queries = written.digest(), set(written.checks), queries[1:]
         digest.update(b"\n")
     for query in queries:
         if query is None:  # the checks named: integers the results gave, written into the statement

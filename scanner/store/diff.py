@@ -44,7 +44,7 @@ WHERE a.run_id = :base AND b.run_id = :head AND a.error = '' AND b.error = ''
 ORDER BY a.source_id
 """)
 
-_ROW_COLUMNS = "r.observation_id, r.resource_id, r.check_id, r.status, r.message"
+_ROW_COLUMNS = "r.observation_id, r.run_id, r.resource_id, r.check_id, r.status, r.message"
 
 # The failing rows of run :{this} that are (not) failing in run :{other}.
 _BY_RESULTS = f"""
@@ -75,7 +75,7 @@ WITH changed AS MATERIALIZED ({changed})
 SELECT (SELECT COUNT(*) FROM changed) AS total,
        src.name AS source, s.api_version, s.kind, s.namespace, s.name,
        c.policy_namespace, c.policy_name, c.rule, r.status, r.message,
-       ob.path AS file, ob.line, ob.commit_sha, ob.overlay,
+       ob.path AS file, ob.line, COALESCE(ob.commit_sha, rs.commit_sha, '') AS commit_sha, ob.overlay,
        (SELECT MIN(o.status) FROM results o
         WHERE o.run_id = :{other} AND o.status IN ({other_statuses})
           AND o.resource_id = r.resource_id AND o.check_id = r.check_id) AS other_status
@@ -83,7 +83,8 @@ FROM changed r
 JOIN resources s ON s.resource_id = r.resource_id
 JOIN sources src ON src.source_id = s.source_id
 JOIN checks c ON c.check_id = r.check_id
-JOIN resource_observations ob ON ob.observation_id = r.observation_id
+JOIN observation_rows ob ON ob.observation_id = r.observation_id
+LEFT JOIN run_sources rs ON rs.run_id = r.run_id AND rs.source_id = s.source_id
 ORDER BY c.policy_namespace, c.policy_name, c.rule, s.namespace, s.kind, s.name, src.name,
          ob.path, ob.observation_id
 """

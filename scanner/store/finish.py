@@ -34,6 +34,7 @@ from scanner.store.bulk import copy_rows
 from scanner.store.chain import link_run
 from scanner.store.liveness import utc_now
 from scanner.store.records import COMPLETED_STATUSES, FINDING_STATUSES, NOT_EVALUATED, EndReason, RunStatus
+from scanner.store.shared_rows import merge_ranges, store_tallies
 from scanner.store.tables import UTCDateTime
 
 ANALYZE_AFTER = 1_000
@@ -51,14 +52,27 @@ SELECT r.run_id, r.started_at FROM sources s JOIN runs r ON r.run_id = s.finding
 WHERE s.source_id = :source
 """).columns(run_id=Integer, started_at=UTCDateTime)
 
+# What the lifecycle statements read of the run: the (resource, check) pairs it fails, and the
+# resources it found; filled once per finish from the views, each read once.
+_RUN_SETS = (
+    "CREATE TEMPORARY TABLE finish_failing (resource_id INTEGER NOT NULL, check_id INTEGER NOT NULL, "
+    "policy_id INTEGER NOT NULL, PRIMARY KEY (resource_id, check_id))",
+    f"INSERT INTO finish_failing (resource_id, check_id, policy_id) "
+    f"SELECT r.resource_id, r.check_id, MIN(r.policy_id) FROM results r "
+    f"WHERE r.run_id = :run AND r.status IN ({_FAILING}) GROUP BY r.resource_id, r.check_id",
+    "CREATE TEMPORARY TABLE finish_resources (resource_id INTEGER PRIMARY KEY)",
+    "INSERT INTO finish_resources (resource_id) "
+    "SELECT DISTINCT resource_id FROM resource_observations WHERE run_id = :run",
+)
+_DROP_RUN_SETS = ("DROP TABLE finish_failing", "DROP TABLE finish_resources")
+
 # Ends the open findings of a source that the run no longer fails, with the first reason
 # that applies: the resource is gone, the policy was removed, the policy changed, or fixed.
 _CLOSE = text(f"""
 UPDATE findings SET resolved_run_id = :run, resolved_at = :at,
        last_run_id = :last_run, last_seen_at = :last_at,
        end_reason = CASE
-         WHEN NOT EXISTS (SELECT 1 FROM resource_observations o
-                          WHERE o.run_id = :run AND o.resource_id = findings.resource_id)
+         WHEN NOT EXISTS (SELECT 1 FROM finish_resources o WHERE o.resource_id = findings.resource_id)
            THEN '{EndReason.RESOURCE_GONE.value}'
          WHEN NOT EXISTS (SELECT 1 FROM run_policies rp
                           JOIN policies p ON p.policy_id = rp.policy_id
@@ -72,9 +86,8 @@ UPDATE findings SET resolved_run_id = :run, resolved_at = :at,
            THEN '{EndReason.POLICY_CHANGED.value}'
          ELSE '{EndReason.FIXED.value}' END
 WHERE source_id = :source AND resolved_at IS NULL
-  AND NOT EXISTS (SELECT 1 FROM results r
-                  WHERE r.run_id = :run AND r.resource_id = findings.resource_id
-                    AND r.check_id = findings.check_id AND r.status IN ({_FAILING}))
+  AND NOT EXISTS (SELECT 1 FROM finish_failing r
+                  WHERE r.resource_id = findings.resource_id AND r.check_id = findings.check_id)
 """).bindparams(bindparam("at", type_=UTCDateTime), bindparam("last_at", type_=UTCDateTime))
 
 _CONTINUED = (
@@ -83,25 +96,23 @@ _CONTINUED = (
     text("UPDATE sources SET findings_run_id = :run WHERE source_id = :source"),
 )
 
-_FOLLOW_POLICY = text(f"""
+_FOLLOW_POLICY = text("""
 UPDATE findings SET policy_id = (
-    SELECT MIN(r.policy_id) FROM results r
-    WHERE r.run_id = :run AND r.status IN ({_FAILING})
-      AND r.resource_id = findings.resource_id AND r.check_id = findings.check_id)
+    SELECT r.policy_id FROM finish_failing r
+    WHERE r.resource_id = findings.resource_id AND r.check_id = findings.check_id)
 WHERE source_id = :source AND resolved_at IS NULL
   AND policy_id NOT IN (SELECT rp.policy_id FROM run_policies rp WHERE rp.run_id = :run)
 """)
 
-_OPEN = text(f"""
+_OPEN = text("""
 INSERT INTO findings (source_id, resource_id, check_id, policy_id, first_run_id,
                       first_seen_at)
-SELECT s.source_id, r.resource_id, r.check_id, MIN(r.policy_id), :run, :at
-FROM results r JOIN resources s ON s.resource_id = r.resource_id
-WHERE r.run_id = :run AND r.status IN ({_FAILING}) AND s.source_id = :source
+SELECT s.source_id, r.resource_id, r.check_id, r.policy_id, :run, :at
+FROM finish_failing r JOIN resources s ON s.resource_id = r.resource_id
+WHERE s.source_id = :source
   AND NOT EXISTS (SELECT 1 FROM findings f
                   WHERE f.resource_id = r.resource_id AND f.check_id = r.check_id
                     AND f.resolved_at IS NULL)
-GROUP BY s.source_id, r.resource_id, r.check_id
 """).bindparams(bindparam("at", type_=UTCDateTime))
 
 
@@ -119,11 +130,14 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
         # Serialise finishes that touch the same sources' findings.
         connection.execute(text("SELECT source_id FROM sources WHERE source_id = ANY(:ids) "
                                 "ORDER BY source_id FOR UPDATE"), {"ids": scanned})
+    merge_ranges(connection, "run_observation_ranges", run_id)
     big = postgres and _is_big(connection, run_id)
     if big:
-        _analyze(connection, "results", "resource_observations", "resources")
-    copy_rows(connection, "run_tallies", TALLY_COLUMNS, tallies)
+        _analyze(connection, "result_rows", "observation_rows", "run_observation_ranges", "resources")
+    store_tallies(connection, run_id, tallies)  # (before the sources move to this run)
     copy_rows(connection, "run_policy_tallies", POLICY_TALLY_COLUMNS, _policy_tallies(tallies))
+    for statement in _RUN_SETS:
+        connection.execute(text(statement), {"run": run_id})
     if status in COMPLETED_STATUSES:
         for source_id in scanned:
             _update_findings(connection, run_id, source_id, at)
@@ -133,9 +147,9 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
     values: dict[str, Any] = {f"{s}_count": int(counts.get(s, 0))
                               for s in ("pass", "fail", "warn", "error", "skip")}
     values["result_count"] = sum(values.values())
-    values["resource_count"] = connection.execute(text(
-        "SELECT COUNT(DISTINCT resource_id) FROM resource_observations WHERE run_id = :run"),
-        {"run": run_id}).scalar_one()
+    values["resource_count"] = connection.execute(text("SELECT COUNT(*) FROM finish_resources")).scalar_one()
+    for statement in _DROP_RUN_SETS:
+        connection.execute(text(statement))
     values["error_record_count"] = connection.execute(text(  # notices of policies not evaluated are no errors
         "SELECT COUNT(*) FROM scan_errors WHERE run_id = :run AND kind <> :notice"),
         {"run": run_id, "notice": NOT_EVALUATED}).scalar_one()
@@ -151,8 +165,8 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
         raise StoreError(f"run {run_id} cannot finish: it is already {current} (marked by "
                          "another process after its heartbeat went stale)")
     if big:
-        _analyze(connection, "findings", "run_tallies", "run_policy_tallies", "run_sources", "run_policies",
-                 "sources", "checks", "policies")
+        _analyze(connection, "findings", "tally_rows", "run_tally_ranges", "run_policy_tallies", "run_sources",
+                 "run_policies", "sources", "checks", "policies")
     link_run(connection, run_id, results)  # last: the chain's head stays locked until the commit
 
 

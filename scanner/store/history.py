@@ -53,10 +53,11 @@ def resource_history(connection: Connection, ref: ResourceRef, *,
     results: dict[int, list[ResourceResult]] = defaultdict(list)
     ids = [row.observation_id for row in observations]
     for start in range(0, len(ids), 400):
-        query = (select(t.results.c.observation_id, t.checks.c.policy_namespace, t.checks.c.policy_name,
-                        t.checks.c.rule, t.results.c.status, t.results.c.message, t.results.c.path, t.results.c.action)
-                 .join(t.checks, t.checks.c.check_id == t.results.c.check_id)
-                 .where(t.results.c.observation_id.in_(ids[start:start + 400]))
+        r = t.result_rows.c  # (an observation's results are the same in every run that has it)
+        query = (select(r.observation_id, t.checks.c.policy_namespace, t.checks.c.policy_name,
+                        t.checks.c.rule, r.status, r.message, r.path, r.action)
+                 .join(t.checks, t.checks.c.check_id == r.check_id)
+                 .where(r.observation_id.in_(sorted(set(ids[start:start + 400]))))
                  .order_by(t.checks.c.policy_namespace, t.checks.c.policy_name, t.checks.c.rule))
         for row in connection.execute(query):
             results[row.observation_id].append(ResourceResult(

@@ -62,22 +62,22 @@ def iter_run_results(connection: Connection, run_id: int, *,
                      statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
     """A run's results ordered by policy, rule, namespace, kind, name, source, file."""
     policies = _policies_by_id(connection, run_id)
+    # the observations' own rows: the run's view of them would be probed once per result
+    o, run_source = t.observation_rows.c, t.run_sources.c
     query = (select(t.results.c.policy_id, t.checks.c.rule, t.checks.c.declared_rule, t.results.c.status,
                     t.results.c.message, t.results.c.path, t.results.c.action, t.sources.c.name.label("source"),
                     t.resources.c.api_version, t.resources.c.kind, t.resources.c.namespace,
-                    t.resources.c.name, t.resource_observations.c.path.label("file"),
-                    t.resource_observations.c.document_index, t.resource_observations.c.item_index,
-                    t.resource_observations.c.line, t.resource_observations.c.commit_sha,
-                    t.resource_observations.c.overlay, t.resource_observations.c.patches)
+                    t.resources.c.name, o.path.label("file"), o.document_index, o.item_index, o.line,
+                    func.coalesce(o.commit_sha, run_source.commit_sha, ""), o.overlay, o.patches)
              .join(t.checks, t.checks.c.check_id == t.results.c.check_id)
-             .join(t.resource_observations,
-                   t.resource_observations.c.observation_id == t.results.c.observation_id)
+             .join(t.observation_rows, o.observation_id == t.results.c.observation_id)
              .join(t.resources, t.resources.c.resource_id == t.results.c.resource_id)
              .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
+             .outerjoin(t.run_sources, (run_source.run_id == run_id) & (run_source.source_id == t.sources.c.source_id))
              .where(t.results.c.run_id == run_id)
              .order_by(t.checks.c.policy_namespace, t.checks.c.policy_name, t.checks.c.rule,
                        t.resources.c.namespace, t.resources.c.kind, t.resources.c.name, t.sources.c.name,
-                       t.resource_observations.c.path, t.resource_observations.c.observation_id))
+                       o.path, o.observation_id))
     wanted = [RuleStatus(s).value for s in statuses]
     if wanted:
         query = query.where(t.results.c.status.in_(wanted))
@@ -108,8 +108,8 @@ def iter_run_observations(connection: Connection, run_id: int) -> Iterator[tuple
     """
     # whether an observation has results: one probe of the results' key, which starts with it;
     # whether it fails: a look-up in the run's failing results, read once through their index
-    results = select(t.results.c.observation_id).where(
-        t.results.c.observation_id == t.resource_observations.c.observation_id).exists()
+    results = select(t.result_rows.c.observation_id).where(
+        t.result_rows.c.observation_id == t.resource_observations.c.observation_id).exists()
     failing = t.resource_observations.c.observation_id.in_(select(t.results.c.observation_id).where(
         t.results.c.run_id == run_id, t.results.c.status == RuleStatus.FAIL.value))
     query = (select(t.resources.c.namespace, t.sources.c.name, failing)

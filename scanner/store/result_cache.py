@@ -65,10 +65,20 @@ def _read_blobs(connection: Connection, key: Column[Any], value: Column[Any], ke
     return found
 
 
-def write_shard_outputs(connection: Connection, run_id: int, outputs: Mapping[str, bytes],
+_SLOT = text("UPDATE shard_cache SET slot = :slot WHERE shard_key = :key")
+_REPLACED = text("DELETE FROM shard_cache WHERE slot = :slot AND shard_key <> :key")
+
+
+def write_shard_outputs(connection: Connection, run_id: int, outputs: Mapping[str, tuple[str, bytes]],
                         replayed: Iterable[str]) -> None:
-    """Store shard ``outputs`` (key -> output) made by ``run_id``; mark the ``replayed`` keys used by it."""
-    _write(connection, "shard_cache", run_id, outputs, replayed)
+    """Store shard ``outputs`` (key -> (slot, output)) made by ``run_id``, each in place of the
+    output stored for its slot before (a shard whose inputs changed is not read under its old key
+    again, but when they change back); mark the ``replayed`` keys used by it."""
+    _write(connection, "shard_cache", run_id, {key: blob for key, (_, blob) in outputs.items()}, replayed)
+    if outputs:
+        slots = [{"key": key, "slot": slot} for key, (slot, _) in outputs.items()]
+        connection.execute(_SLOT, slots)
+        connection.execute(_REPLACED, slots)
 
 
 def _write(connection: Connection, table: str, run_id: int, values: Mapping[str, bytes], used: Iterable[str]) -> None:

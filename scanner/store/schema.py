@@ -29,7 +29,7 @@ from scanner.store.tables import VERSION_TABLE
 if TYPE_CHECKING:
     from alembic.config import Config
 
-HEAD_REVISION = "0010"
+HEAD_REVISION = "0011"
 """The newest revision in ``migrations/`` (a test keeps them equal): a database at it is
 opened without loading Alembic."""
 

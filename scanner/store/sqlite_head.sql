@@ -1,4 +1,4 @@
--- The SQLite schema at revision 0010, as the migrations create it.
+-- The SQLite schema at revision 0011, as the migrations create it.
 -- A new SQLite database is made from this file; written by scripts/write_sqlite_schema.py,
 -- checked against the migrations by tests/store/test_schema.py.
 
@@ -33,24 +33,6 @@ CREATE TABLE scan_errors (
 CREATE INDEX ix_scan_errors_run_id ON scan_errors (run_id);
 
 CREATE INDEX ix_scan_errors_source_id ON scan_errors (source_id);
-
-CREATE TABLE resource_observations (
-	observation_id INTEGER NOT NULL, 
-	run_id INTEGER NOT NULL, 
-	resource_id INTEGER NOT NULL, 
-	path TEXT NOT NULL, 
-	document_index INTEGER NOT NULL, 
-	item_index INTEGER, 
-	line INTEGER, 
-	commit_sha VARCHAR(64) NOT NULL, overlay TEXT, patches TEXT, 
-	CONSTRAINT pk_resource_observations PRIMARY KEY (observation_id), 
-	CONSTRAINT fk_resource_observations_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
-	CONSTRAINT fk_resource_observations_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE
-);
-
-CREATE INDEX ix_resource_observations_resource_id ON resource_observations (resource_id);
-
-CREATE INDEX ix_resource_observations_run_id_resource_id ON resource_observations (run_id, resource_id);
 
 CREATE TABLE locks (
 	name VARCHAR(255) NOT NULL, 
@@ -98,9 +80,9 @@ CREATE TABLE "run_sources" (
 	error TEXT NOT NULL, 
 	previous_run_id INTEGER, 
 	CONSTRAINT pk_run_sources PRIMARY KEY (run_id, source_id), 
-	CONSTRAINT fk_run_sources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
 	CONSTRAINT fk_run_sources_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
-	CONSTRAINT fk_run_sources_previous_run_id_runs FOREIGN KEY(previous_run_id) REFERENCES runs (run_id) ON DELETE SET NULL
+	CONSTRAINT fk_run_sources_previous_run_id_runs FOREIGN KEY(previous_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
+	CONSTRAINT fk_run_sources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id)
 );
 
 CREATE INDEX ix_run_sources_source_id_run_id ON run_sources (source_id, run_id);
@@ -140,49 +122,9 @@ CREATE TABLE "resources" (
 	namespace TEXT NOT NULL, 
 	name TEXT NOT NULL, 
 	CONSTRAINT pk_resources PRIMARY KEY (resource_id), 
-	CONSTRAINT uq_resources_source_id_api_version_kind_namespace_name UNIQUE (source_id, api_version, kind, namespace, name), 
-	CONSTRAINT fk_resources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id)
+	CONSTRAINT fk_resources_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
+	CONSTRAINT uq_resources_source_id_api_version_kind_namespace_name UNIQUE (source_id, api_version, kind, namespace, name)
 );
-
-CREATE TABLE "run_tallies" (
-	run_id INTEGER NOT NULL, 
-	source_id INTEGER NOT NULL, 
-	check_id INTEGER NOT NULL, 
-	namespace TEXT NOT NULL, 
-	status VARCHAR(8) NOT NULL, 
-	policy_id INTEGER NOT NULL, 
-	count INTEGER NOT NULL, 
-	CONSTRAINT pk_run_tallies PRIMARY KEY (run_id, source_id, check_id, namespace, status), 
-	CONSTRAINT fk_run_tallies_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE, 
-	CONSTRAINT fk_run_tallies_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
-	CONSTRAINT fk_run_tallies_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
-	CONSTRAINT fk_run_tallies_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id)
-);
-
-CREATE INDEX ix_run_tallies_policy_id ON run_tallies (policy_id);
-
-CREATE INDEX ix_run_tallies_source_id ON run_tallies (source_id);
-
-CREATE INDEX ix_run_tallies_check_id ON run_tallies (check_id);
-
-CREATE TABLE "results" (
-	observation_id INTEGER NOT NULL, 
-	check_id INTEGER NOT NULL, 
-	run_id INTEGER NOT NULL, 
-	resource_id INTEGER NOT NULL, 
-	policy_id INTEGER NOT NULL, 
-	status VARCHAR(8) NOT NULL, 
-	action VARCHAR(8) NOT NULL, 
-	message TEXT NOT NULL, 
-	path TEXT NOT NULL, 
-	CONSTRAINT pk_results PRIMARY KEY (observation_id, check_id), 
-	CONSTRAINT ck_results_status CHECK (status = 'pass' OR status = 'fail' OR status = 'warn' OR status = 'error' OR status = 'skip')
-)
- WITHOUT ROWID
-
-;
-
-CREATE INDEX ix_results_run_id_status_resource_id_check_id ON results (run_id, status, resource_id, check_id);
 
 CREATE TABLE "findings" (
 	finding_id INTEGER NOT NULL, 
@@ -198,27 +140,27 @@ CREATE TABLE "findings" (
 	resolved_at DATETIME, 
 	end_reason VARCHAR(16), 
 	CONSTRAINT pk_findings PRIMARY KEY (finding_id), 
-	CONSTRAINT fk_findings_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
+	CONSTRAINT fk_findings_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
 	CONSTRAINT fk_findings_first_run_id_runs FOREIGN KEY(first_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
 	CONSTRAINT fk_findings_last_run_id_runs FOREIGN KEY(last_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
-	CONSTRAINT fk_findings_resolved_run_id_runs FOREIGN KEY(resolved_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
-	CONSTRAINT fk_findings_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
-	CONSTRAINT fk_findings_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
+	CONSTRAINT fk_findings_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
 	CONSTRAINT fk_findings_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
+	CONSTRAINT fk_findings_resolved_run_id_runs FOREIGN KEY(resolved_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
+	CONSTRAINT fk_findings_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
 	CONSTRAINT ck_findings_end_reason CHECK (end_reason = 'fixed' OR end_reason = 'resource_gone' OR end_reason = 'policy_changed' OR end_reason = 'policy_removed')
 );
-
-CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
-
-CREATE INDEX ix_findings_resolved_run_id ON findings (resolved_run_id);
 
 CREATE INDEX ix_findings_check_id ON findings (check_id);
 
 CREATE INDEX ix_findings_first_run_id ON findings (first_run_id);
 
-CREATE INDEX ix_findings_policy_id ON findings (policy_id);
+CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
 
 CREATE INDEX ix_findings_source_id_resolved_at ON findings (source_id, resolved_at);
+
+CREATE INDEX ix_findings_resolved_run_id ON findings (resolved_run_id);
+
+CREATE INDEX ix_findings_policy_id ON findings (policy_id);
 
 CREATE INDEX ix_findings_resource_id_check_id ON findings (resource_id, check_id);
 
@@ -244,9 +186,9 @@ CREATE TABLE "runs" (
 	CONSTRAINT ck_runs_status CHECK (status = 'running' OR status = 'succeeded' OR status = 'partial' OR status = 'failed' OR status = 'interrupted')
 );
 
-CREATE INDEX ix_runs_status ON runs (status);
-
 CREATE INDEX ix_runs_started_at ON runs (started_at);
+
+CREATE INDEX ix_runs_status ON runs (status);
 
 CREATE TABLE run_chain (
 	position INTEGER NOT NULL, 
@@ -287,8 +229,104 @@ CREATE INDEX ix_result_cache_last_run_id ON result_cache (last_run_id);
 CREATE TABLE shard_cache (
 	shard_key VARCHAR(64) NOT NULL, 
 	output BLOB NOT NULL, 
-	last_run_id INTEGER NOT NULL, 
+	last_run_id INTEGER NOT NULL, slot VARCHAR(64), 
 	CONSTRAINT pk_shard_cache PRIMARY KEY (shard_key)
 );
 
 CREATE INDEX ix_shard_cache_last_run_id ON shard_cache (last_run_id);
+
+CREATE TABLE observation_rows (
+	observation_id INTEGER NOT NULL, 
+	resource_id INTEGER NOT NULL, 
+	path TEXT NOT NULL, 
+	document_index INTEGER NOT NULL, 
+	item_index INTEGER, 
+	line INTEGER, 
+	commit_sha VARCHAR(64), 
+	overlay TEXT, 
+	patches TEXT, 
+	content_digest VARCHAR(64), 
+	CONSTRAINT pk_observation_rows PRIMARY KEY (observation_id), 
+	CONSTRAINT fk_observation_rows_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id)
+);
+
+CREATE INDEX ix_observation_rows_resource_id ON observation_rows (resource_id);
+
+CREATE TABLE result_rows (
+	observation_id INTEGER NOT NULL, 
+	check_id INTEGER NOT NULL, 
+	resource_id INTEGER NOT NULL, 
+	policy_id INTEGER NOT NULL, 
+	status VARCHAR(8) NOT NULL, 
+	action VARCHAR(8) NOT NULL, 
+	message TEXT NOT NULL, 
+	path TEXT NOT NULL, 
+	CONSTRAINT pk_result_rows PRIMARY KEY (observation_id, check_id), 
+	CONSTRAINT ck_result_rows_status CHECK (status = 'pass' OR status = 'fail' OR status = 'warn' OR status = 'error' OR status = 'skip')
+)
+ WITHOUT ROWID
+
+;
+
+CREATE INDEX ix_result_rows_resource_id_check_id ON result_rows (resource_id, check_id);
+
+CREATE TABLE run_observation_ranges (
+	run_id INTEGER NOT NULL, 
+	first_id INTEGER NOT NULL, 
+	last_id INTEGER NOT NULL, 
+	CONSTRAINT pk_run_observation_ranges PRIMARY KEY (run_id, first_id), 
+	CONSTRAINT fk_run_observation_ranges_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_run_observation_ranges_first_id_last_id ON run_observation_ranges (first_id, last_id);
+
+CREATE TABLE tally_rows (
+	tally_id INTEGER NOT NULL, 
+	source_id INTEGER NOT NULL, 
+	check_id INTEGER NOT NULL, 
+	namespace TEXT NOT NULL, 
+	status VARCHAR(8) NOT NULL, 
+	policy_id INTEGER NOT NULL, 
+	count INTEGER NOT NULL, 
+	CONSTRAINT pk_tally_rows PRIMARY KEY (tally_id), 
+	CONSTRAINT fk_tally_rows_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
+	CONSTRAINT fk_tally_rows_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
+	CONSTRAINT fk_tally_rows_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id)
+);
+
+CREATE INDEX ix_tally_rows_check_id ON tally_rows (check_id);
+
+CREATE INDEX ix_tally_rows_policy_id ON tally_rows (policy_id);
+
+CREATE INDEX ix_tally_rows_source_id ON tally_rows (source_id);
+
+CREATE TABLE run_tally_ranges (
+	run_id INTEGER NOT NULL, 
+	first_id INTEGER NOT NULL, 
+	last_id INTEGER NOT NULL, 
+	CONSTRAINT pk_run_tally_ranges PRIMARY KEY (run_id, first_id), 
+	CONSTRAINT fk_run_tally_ranges_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE
+);
+
+CREATE INDEX ix_run_tally_ranges_first_id_last_id ON run_tally_ranges (first_id, last_id);
+
+CREATE VIEW resource_observations AS
+SELECT o.observation_id, m.run_id, o.resource_id, o.path, o.document_index, o.item_index, o.line,
+       COALESCE(o.commit_sha, (SELECT rs.commit_sha FROM resources r
+                               JOIN run_sources rs ON rs.source_id = r.source_id
+                               WHERE r.resource_id = o.resource_id AND rs.run_id = m.run_id), '') AS commit_sha,
+       o.overlay, o.patches
+FROM run_observation_ranges m CROSS JOIN observation_rows o
+WHERE o.observation_id BETWEEN m.first_id AND m.last_id;
+
+CREATE VIEW results AS
+SELECT r.observation_id, r.check_id, m.run_id, r.resource_id, r.policy_id, r.status, r.action, r.message, r.path
+FROM run_observation_ranges m CROSS JOIN result_rows r
+WHERE r.observation_id BETWEEN m.first_id AND m.last_id;
+
+CREATE VIEW run_tallies AS
+SELECT m.run_id, x.source_id, x.check_id, x.namespace, x.status, x.policy_id, x.count
+FROM run_tally_ranges m CROSS JOIN tally_rows x
+WHERE x.tally_id BETWEEN m.first_id AND m.last_id;
+
+CREATE INDEX ix_shard_cache_slot ON shard_cache (slot);

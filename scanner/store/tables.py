@@ -2,8 +2,11 @@
 
 Tables: ``runs`` and what each saw of ``sources`` (``run_sources``); ``policies`` (one row
 per content digest) and ``run_policies``; ``checks`` (a policy rule's stable identity);
-``resources`` (stable identity) and their per-run ``resource_observations`` (provenance);
-``results``; ``run_tallies`` (per-run counts the summaries and trends read); ``findings``
+``resources`` (stable identity); where runs found them and what the rules gave them
+(``observation_rows`` and ``result_rows``) and per-run counts (``tally_rows``), each row stored
+once for all the runs that found the same and read per run through the views
+``resource_observations``, ``results`` and ``run_tallies`` (``scanner.store.shared_rows``);
+``run_policy_tallies`` (per-run counts the trends read); ``findings``
 (failure lifecycles); ``scan_errors``; ``locks``; ``result_cache`` (results a later scan may
 reuse, by resource content) and ``shard_cache`` (what a shard of a source gave, by its inputs):
 ``scanner.store.result_cache``.
@@ -11,11 +14,10 @@ reuse, by resource content) and ``shard_cache`` (what a shard of a source gave, 
 The store's statements are written against these tables; ``models`` maps a typed declarative
 class onto each. Core alone is what a scan loads: the ORM is several times its import cost.
 
-``results`` declares no foreign keys: it is the one table with millions of rows per run,
-written by bulk COPY/executemany where per-row constraint triggers would dominate the
-cost, and deleting a parent would have to probe it. Its id columns are written by the
-writer from rows it created in the same transaction, and retention deletes results
-before their runs and observations.
+``result_rows`` declares no foreign keys: it is the one table with millions of rows, written
+by bulk COPY/executemany where per-row constraint triggers would dominate the cost, and
+deleting a parent would have to probe it. Its id columns are written by the writer from rows
+it created in the same transaction, and retention deletes results with their observations.
 """
 
 from __future__ import annotations
@@ -197,28 +199,31 @@ resources = Table(
     UniqueConstraint("source_id", "api_version", "kind", "namespace", "name"),
 )
 
-# Where a run found a resource; a resource found twice in one run has two rows.
-resource_observations = Table(
-    "resource_observations", metadata,
+# Where a resource was found and what the rules gave it, each stored once for all the runs that
+# found the same: an observation's row and its ``result_rows`` belong to every run whose
+# ``run_observation_ranges`` cover its id. ``content_digest``: of the row with its results, by
+# which a later run of the same source reuses it (NULL: not to be reused); ``commit_sha``: NULL
+# where it is the commit the run saw of the resource's source. ``scanner.store.shared_rows``
+# writes and deletes them; the views at the end of this module read them run by run.
+observation_rows = Table(
+    "observation_rows", metadata,
     Column("observation_id", BigId, primary_key=True),
-    _required("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE")),
     _required("resource_id", Integer, ForeignKey("resources.resource_id"), index=True),
     _required("path", StoredText),
     _required("document_index", Integer),
     _optional("item_index", Integer),
     _optional("line", Integer),
-    _required("commit_sha", String(64)),
+    _optional("commit_sha", String(64)),
     # a rendered resource: the entry point rendered, and the patch files (one a line) that changed it
     _optional("overlay", StoredText),
     _optional("patches", StoredText),
-    Index("ix_resource_observations_run_id_resource_id", "run_id", "resource_id"),
+    _optional("content_digest", String(64)),
 )
 
-results = Table(
-    "results", metadata,
+result_rows = Table(
+    "result_rows", metadata,
     Column("observation_id", BigId, primary_key=True),
     Column("check_id", Integer, primary_key=True),
-    _required("run_id", Integer),
     _required("resource_id", Integer),
     _required("policy_id", Integer),
     _required("status", String(8)),
@@ -226,21 +231,38 @@ results = Table(
     _required("message", StoredText),
     _required("path", StoredText),
     CheckConstraint(one_of("status", RESULT_STATUSES), name="status"),
-    # status second: a run's failing rows are a few index ranges, not a scan of the run
-    Index("ix_results_run_id_status_resource_id_check_id", "run_id", "status", "resource_id", "check_id"),
+    Index("ix_result_rows_resource_id_check_id", "resource_id", "check_id"),
     sqlite_with_rowid=False,  # stored by (observation, check): no rowid and key index to update
 )
 
-# Result counts of a run per (source, check, namespace, status), written at finish.
-run_tallies = Table(
-    "run_tallies", metadata,
+# The observations of a run: ids ``first_id`` to ``last_id``; a run's ranges do not overlap.
+run_observation_ranges = Table(
+    "run_observation_ranges", metadata,
     Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
-    Column("source_id", Integer, ForeignKey("sources.source_id"), primary_key=True, index=True),
-    Column("check_id", Integer, ForeignKey("checks.check_id"), primary_key=True, index=True),
-    Column("namespace", StoredText, primary_key=True),
-    Column("status", String(8), primary_key=True),
+    Column("first_id", BigId, primary_key=True, autoincrement=False),
+    _required("last_id", BigId),
+    Index("ix_run_observation_ranges_first_id_last_id", "first_id", "last_id"),
+)
+
+# Result counts per (source, check, namespace, status), written at finish, each stored once for
+# all the runs that counted the same: a run's are the rows its ``run_tally_ranges`` cover.
+tally_rows = Table(
+    "tally_rows", metadata,
+    Column("tally_id", BigId, primary_key=True),
+    _required("source_id", Integer, ForeignKey("sources.source_id"), index=True),
+    _required("check_id", Integer, ForeignKey("checks.check_id"), index=True),
+    _required("namespace", StoredText),
+    _required("status", String(8)),
     _required("policy_id", Integer, ForeignKey("policies.policy_id"), index=True),
     _required("count", Integer),
+)
+
+run_tally_ranges = Table(
+    "run_tally_ranges", metadata,
+    Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
+    Column("first_id", BigId, primary_key=True, autoincrement=False),
+    _required("last_id", BigId),
+    Index("ix_run_tally_ranges_first_id_last_id", "first_id", "last_id"),
 )
 
 # Result counts of a run per (source, policy, status): its tallies summed over checks and
@@ -341,10 +363,77 @@ result_cache = Table(
 
 # What one shard of a source gave (its resources, results, errors and counts), by the digest of
 # everything that decides it (``scanner.scan_replay``): a later scan of the same inputs sends it
-# again without reading the shard. ``last_run_id`` as in ``result_cache``.
+# again without reading the shard. ``last_run_id`` as in ``result_cache``; ``slot``: the digest of
+# the source and the shard's place in it, whose older output a new one replaces.
 shard_cache = Table(
     "shard_cache", metadata,
     Column("shard_key", String(64), primary_key=True),
     _required("output", LargeBinary),
     _required("last_run_id", Integer, index=True),
+    _optional("slot", String(64), index=True),
 )
+
+
+# What the queries read: a run's observations, results and tallies, as views of the shared rows
+# above (the migrations create them). In a metadata of their own: they are no tables.
+view_metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+# Where a run found a resource; a resource found twice in one run has two rows.
+resource_observations = Table(
+    "resource_observations", view_metadata,
+    Column("observation_id", BigId, primary_key=True),
+    Column("run_id", Integer, primary_key=True),
+    _required("resource_id", Integer),
+    _required("path", StoredText),
+    _required("document_index", Integer),
+    _optional("item_index", Integer),
+    _optional("line", Integer),
+    _required("commit_sha", String(64)),
+    _optional("overlay", StoredText),
+    _optional("patches", StoredText),
+)
+
+results = Table(
+    "results", view_metadata,
+    Column("observation_id", BigId, primary_key=True),
+    Column("check_id", Integer, primary_key=True),
+    Column("run_id", Integer, primary_key=True),
+    _required("resource_id", Integer),
+    _required("policy_id", Integer),
+    _required("status", String(8)),
+    _required("action", String(8)),
+    _required("message", StoredText),
+    _required("path", StoredText),
+)
+
+# Result counts of a run per (source, check, namespace, status).
+run_tallies = Table(
+    "run_tallies", view_metadata,
+    Column("run_id", Integer, primary_key=True),
+    Column("source_id", Integer, primary_key=True),
+    Column("check_id", Integer, primary_key=True),
+    Column("namespace", StoredText, primary_key=True),
+    Column("status", String(8), primary_key=True),
+    _required("policy_id", Integer),
+    _required("count", Integer),
+)
+
+VIEWS = {
+    "resource_observations": """
+SELECT o.observation_id, m.run_id, o.resource_id, o.path, o.document_index, o.item_index, o.line,
+       COALESCE(o.commit_sha, (SELECT rs.commit_sha FROM resources r
+                               JOIN run_sources rs ON rs.source_id = r.source_id
+                               WHERE r.resource_id = o.resource_id AND rs.run_id = m.run_id), '') AS commit_sha,
+       o.overlay, o.patches
+FROM run_observation_ranges m CROSS JOIN observation_rows o
+WHERE o.observation_id BETWEEN m.first_id AND m.last_id""",
+    "results": """
+SELECT r.observation_id, r.check_id, m.run_id, r.resource_id, r.policy_id, r.status, r.action, r.message, r.path
+FROM run_observation_ranges m CROSS JOIN result_rows r
+WHERE r.observation_id BETWEEN m.first_id AND m.last_id""",
+    "run_tallies": """
+SELECT m.run_id, x.source_id, x.check_id, x.namespace, x.status, x.policy_id, x.count
+FROM run_tally_ranges m CROSS JOIN tally_rows x
+WHERE x.tally_id BETWEEN m.first_id AND m.last_id""",
+}
+"""Each view's ``SELECT`` (as revision 0011 creates it)."""

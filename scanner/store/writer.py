@@ -25,6 +25,7 @@ from scanner.store.chain import WrittenResults, results_part
 from scanner.store.connect import translate_errors, write_connection
 from scanner.store.finish import finish_run
 from scanner.store.liveness import reclaim, run_heartbeat, utc_now
+from scanner.store.observations import RunObservations
 from scanner.store.records import (
     ErrorRecord,
     FailureAction,
@@ -63,15 +64,12 @@ class RunWriter:
         self._source_errors: dict[str, bool] = {}
         self._policies: dict[str, tuple[int, PolicyRecord]] = {}
         self._checks: dict[tuple[str, str], int] = {}
-        self._resources: dict[tuple[str, str, str, str, str], int] = {}
-        self._observations: dict[ResourceRecord, tuple[int, int]] = {}
-        self._placements: dict[int, tuple[int, str]] = {}  # resource_id -> (source_id, namespace)
+        self._commits: dict[str, str] = {}  # source name -> the commit the run saw of it
+        self._seen = RunObservations(run_id, self._sources, self._commits, self._source_id)
         # the run's tallies as its results are written, (source_id, namespace, check_id,
         # status) -> count, and the policy of each check (one version per run); for ``finish``
         self._tallies: Counter[tuple[int, str, int, str]] = Counter()
         self._check_policies: dict[int, int] = {}
-        self._loaded_sources: set[str] = set()
-        self._marks: dict[str, int] = {}
         self._status: RunStatus | None = None
         self._pinned: Connection | None = None
         self._written: WrittenResults | None = WrittenResults() if sole else None
@@ -84,12 +82,13 @@ class RunWriter:
         writer = cls(engine, url, run_id, batch_size=batch_size, heartbeat_interval=3600.0)
         writer._beater.stop()
         with translate_errors(url, f"run {run_id}: attach"), engine.connect() as connection:
-            for name, source_id, error in connection.execute(
-                    select(t.sources.c.name, t.sources.c.source_id, t.run_sources.c.error)
+            for name, source_id, error, commit in connection.execute(
+                    select(t.sources.c.name, t.sources.c.source_id, t.run_sources.c.error, t.run_sources.c.commit_sha)
                     .join(t.run_sources, t.run_sources.c.source_id == t.sources.c.source_id)
                     .where(t.run_sources.c.run_id == run_id)):
                 writer._sources[name] = source_id
                 writer._source_errors[name] = bool(error)
+                writer._commits[name] = commit
             p = t.policies.c
             for row in connection.execute(
                     select(p.policy_id, p.kind, p.name, p.digest, p.namespace, p.title, p.category, p.severity,
@@ -153,6 +152,7 @@ class RunWriter:
                     {"run_id": self.run_id, "source_id": source_id, **values}])
         self._sources[record.name] = source_id
         self._source_errors[record.name] = bool(record.error)
+        self._commits[record.name] = record.commit_sha
 
     def add_policies(self, records: Iterable[PolicyRecord]) -> None:
         """Record the policies evaluated by the run (one version per ``ref``)."""
@@ -187,30 +187,46 @@ class RunWriter:
         iterator = iter(records)
         while batch := list(islice(iterator, self._batch_size)):
             with self._write("add resources") as connection:
-                self._observe(connection, batch)
+                self._seen.observe(connection, batch)
 
-    def add_result_rows(self, chunks: Iterable[tuple[list[ResourceRecord], list[ResultRow]]]) -> int:
-        """Write results in one transaction; returns how many were written.
+    def add_result_rows(self, chunks: Iterable[tuple[list[ResourceRecord], list[ResultRow]]], *,
+                        whole: bool = False) -> int:
+        """Write results in one transaction; returns how many the run has of them.
 
         Each chunk is a list of resources and the ``ResultRow``s of them (``resource_index``
-        an index in that list).
+        an index in that list). ``whole``: each resource comes with all its results, once in the
+        run, so that one its source's last completed run found with the same results is not
+        stored again: the run shares that run's rows (``scanner.store.shared_rows``).
         """
         chunks = list(chunks)
         rows: list[tuple[Any, ...]] = []  # in bulk.RESULT_COLUMNS order
         with self._write("add results") as connection:
             # the resources and checks of every chunk first: a few statements per call, not per chunk
-            self._observe(connection, [r for resources, _ in chunks for r in resources])
             self._ensure_checks(connection, {(r.policy, r.rule): r.declared_rule
                                              for _, results in chunks for r in results})
-            checks, policies, run_id = self._checks, self._policies, self.run_id
-            for resources, results in chunks:
-                observations = [self._observations[r] for r in resources]
+            checks, policies = self._checks, self._policies
+            for _, results in chunks:
                 for r in results:
-                    observation_id, resource_id = observations[r.resource_index]
-                    rows.append((observation_id, checks[(r.policy, r.rule)], run_id, resource_id,
-                                 policies[r.policy][0], r.status, r.action, r.message, r.path))
-            stored = bulk.stored_rows("results", bulk.RESULT_COLUMNS, rows)
-            bulk.copy_rows(connection, "results", bulk.RESULT_COLUMNS, stored, escaped=True)
+                    rows.append((r.resource_index, checks[(r.policy, r.rule)], policies[r.policy][0],
+                                 r.status, r.action, r.message, r.path))
+            if whole:
+                self._seen.observe_whole(connection, chunks, rows)
+            else:
+                self._seen.observe(connection, [r for resources, _ in chunks for r in resources])
+            start = 0
+            for resources, results in chunks:
+                observations = [self._seen.by_record[r] for r in resources]
+                for i in range(start, start + len(results)):
+                    index, *outcome = rows[i]
+                    observation_id, resource_id = observations[index]
+                    rows[i] = (observation_id, outcome[0], resource_id, *outcome[1:])
+                start += len(results)
+            shared, whole_ids = self._seen.shared, self._seen.whole
+            if not whole and whole_ids and any(row[0] in whole_ids for row in rows):
+                raise StoreError(f"run {self.run_id}: more results for a resource written with all its results")
+            stored = bulk.stored_rows("result_rows", bulk.RESULT_COLUMNS, rows)
+            fresh = [row for row in stored if row[0] not in shared] if shared else stored
+            bulk.copy_rows(connection, "result_rows", bulk.RESULT_COLUMNS, fresh, escaped=True)
         if self._written is not None:  # (committed: inside ``transaction`` it gave up)
             self._written.add(stored)
         self._count(rows)
@@ -231,14 +247,14 @@ class RunWriter:
         with self._write("add result cache entries") as connection:
             write_entries(connection, self.run_id, entries, reused)
 
-    def add_shard_outputs(self, outputs: Mapping[str, bytes], replayed: Iterable[str]) -> None:
-        """Store shard outputs (shard key -> output) made by this run, and mark the keys it ``replayed``."""
+    def add_shard_outputs(self, outputs: Mapping[str, tuple[str, bytes]], replayed: Iterable[str]) -> None:
+        """Store shard outputs (shard key -> (slot, output)) made by this run, and mark the keys it ``replayed``."""
         with self._write("add shard outputs") as connection:
             write_shard_outputs(connection, self.run_id, outputs, replayed)
 
     def _count(self, rows: list[tuple[Any, ...]]) -> None:
         """Add committed result rows (``bulk.RESULT_COLUMNS``) to the run's tallies."""
-        placements = self._placements
+        placements = self._seen.placements
         self._tallies.update([(*placements[row[_RESOURCE_ID]], row[_CHECK_ID], row[_STATUS]) for row in rows])
         self._check_policies.update([(row[_CHECK_ID], row[_POLICY_ID]) for row in rows])
 
@@ -316,72 +332,6 @@ class RunWriter:
         except KeyError:
             raise StoreError(f"run {self.run_id}: {what} names source {name!r}, which was not "
                              "added with add_source") from None
-
-    def _observe(self, connection: Connection, resources: list[ResourceRecord]) -> None:
-        candidates = []
-        previous = None
-        for record in resources:  # results of one resource arrive together: hash it once
-            if record is not previous:
-                previous = record
-                if record not in self._observations:
-                    candidates.append(record)
-        new = list(dict.fromkeys(candidates))
-        if not new:
-            return
-        self._resolve_resources(connection, new)
-        ids = bulk.allocate_ids(connection, "resource_observations", "observation_id",
-                                len(new))
-        rows = []
-        for record, observation_id in zip(new, ids, strict=True):
-            resource_id = self._resources[record.identity]
-            rows.append((observation_id, self.run_id, resource_id, record.path,
-                         record.document, record.item, record.line, record.commit_sha,
-                         record.overlay, record.patches))
-            self._observations[record] = (observation_id, resource_id)
-            self._placements[resource_id] = (self._sources[record.source], record.namespace)
-        bulk.copy_rows(connection, "resource_observations", bulk.OBSERVATION_COLUMNS, rows)
-
-    def _resolve_resources(self, connection: Connection, records: list[ResourceRecord]) -> None:
-        """Fill the identity -> resource_id cache: known rows per source, then inserts."""
-        for name in {r.source for r in records} - self._loaded_sources:
-            source_id = self._source_id(name, "a resource")
-            query = (select(t.resources.c.resource_id, t.resources.c.api_version, t.resources.c.kind,
-                            t.resources.c.namespace, t.resources.c.name)
-                     .where(t.resources.c.source_id == source_id))
-            self._load(name, connection.execute(query))
-            self._loaded_sources.add(name)
-        missing = {}
-        for record in records:
-            if record.identity not in self._resources:
-                source_id = self._sources[record.source]
-                missing[(source_id, *record.identity[1:])] = {
-                    "source_id": source_id, "api_version": record.api_version,
-                    "kind": record.kind, "namespace": record.namespace, "name": record.name}
-        if not missing:
-            return
-        bulk.insert_ignore(connection, t.resources, list(missing.values()))
-        names = {source_id: name for name, source_id in self._sources.items()}
-        for source_id in {key[0] for key in missing}:
-            name = names[source_id]
-            query = (select(t.resources.c.resource_id, t.resources.c.api_version, t.resources.c.kind,
-                            t.resources.c.namespace, t.resources.c.name)
-                     .where(t.resources.c.source_id == source_id,
-                            t.resources.c.resource_id > self._marks.get(name, 0)))
-            self._load(name, connection.execute(query))
-        raced = [key for key in missing if (names[key[0]], *key[1:]) not in self._resources]
-        if raced:  # inserted by a concurrent writer that committed out of id order
-            columns = [t.resources.c.source_id, t.resources.c.api_version, t.resources.c.kind,
-                       t.resources.c.namespace, t.resources.c.name]
-            ids = bulk.select_ids(connection, t.resources.c.resource_id, columns, raced)
-            for (source_id, *rest), resource_id in ids.items():
-                self._resources[(names[source_id], *rest)] = resource_id  # type: ignore[index]
-
-    def _load(self, source: str, rows: Iterable[Any]) -> None:
-        mark = self._marks.get(source, 0)
-        for resource_id, *identity in rows:
-            self._resources[(source, *identity)] = resource_id  # type: ignore[index]
-            mark = max(mark, resource_id)
-        self._marks[source] = mark
 
     def _ensure_checks(self, connection: Connection, rules: dict[tuple[str, str], str]) -> None:
         """Check ids for ``{(policy ref, rule): declared rule}``."""

@@ -4,6 +4,7 @@ SCANNER_TEST_POSTGRES_URL, each test in its own schema built by the migrations."
 from __future__ import annotations
 
 import os
+import pathlib
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,3 +71,25 @@ def store(database_url: str) -> Iterator[Store]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def databases(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[tuple[str, str]]:
+    """Two empty databases of one backend: the one scans reuse results in, and one for scratch scans."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/reuse.db", f"sqlite:///{tmp_path}/scratch.db"
+        return
+    schemas = [f"scanner_test_{uuid.uuid4().hex[:12]}" for _ in range(2)]
+    admin = create_engine(POSTGRES_URL)
+    with admin.begin() as connection:
+        for schema in schemas:
+            connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    for schema in schemas:
+        Store(with_search_path(POSTGRES_URL, schema), check_schema=False).upgrade()
+    try:
+        yield with_search_path(POSTGRES_URL, schemas[0]), with_search_path(POSTGRES_URL, schemas[1])
+    finally:
+        with admin.begin() as connection:
+            for schema in schemas:
+                connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()

@@ -39,20 +39,21 @@ def _execute(store: Store, *statements: str, **params: object) -> None:
             connection.execute(text(statement), params)
 
 
-_RUN_ROWS = ("results", "run_tallies", "run_policy_tallies", "scan_errors", "resource_observations",
-             "run_policies", "run_sources")
+_RUN_ROWS = ("run_observation_ranges", "run_tally_ranges", "run_policy_tallies", "scan_errors", "run_policies",
+             "run_sources")
+_OF_RUN = "observation_id IN (SELECT observation_id FROM resource_observations WHERE run_id = :run)"
 
 TAMPERING = [
-    pytest.param(["UPDATE results SET status = 'pass' WHERE run_id = :run AND status = 'fail'"],
+    pytest.param([f"UPDATE result_rows SET status = 'pass' WHERE {_OF_RUN} AND status = 'fail'"],
                  "results changed", id="one-result-status-edited"),
-    pytest.param(["UPDATE results SET message = 'looks fine' WHERE run_id = :run AND status = 'fail'"],
+    pytest.param([f"UPDATE result_rows SET message = 'looks fine' WHERE {_OF_RUN} AND status = 'fail'"],
                  "results changed", id="one-result-message-edited"),
     pytest.param(["UPDATE policies SET digest = 'sha256:forged' WHERE digest = 'sha256:disallow-latest:v2'"],
                  "policies changed", id="one-policy-digest-edited"),
-    pytest.param(["UPDATE resource_observations SET line = 99 WHERE run_id = :run"],
+    pytest.param([f"UPDATE observation_rows SET line = 99 WHERE {_OF_RUN}"],
                  "results changed", id="result-location-edited"),
     pytest.param(["UPDATE run_sources SET commit_sha = 'deadbeef' WHERE run_id = :run"],
-                 "sources changed", id="source-commit-edited"),
+                 "sources, results changed", id="source-commit-edited"),  # (its observations' commit)
     pytest.param(["UPDATE scan_errors SET message = 'nothing' WHERE run_id = :run"],
                  "errors changed", id="error-record-edited"),
     pytest.param(["UPDATE runs SET fail_count = 0 WHERE run_id = :run"],
@@ -101,7 +102,7 @@ def test_chain_verify_untouched_runs_pass(store: Store, database_url: str,
 def test_chain_verify_from_a_run_after_the_tampered_one(store: Store, database_url: str,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     first, middle, last = _three_runs(store)
-    _execute(store, "UPDATE results SET status = 'pass' WHERE run_id = :run AND status = 'fail'", run=first)
+    _execute(store, f"UPDATE result_rows SET status = 'pass' WHERE {_OF_RUN} AND status = 'fail'", run=first)
     assert _verify(capsys, database_url)[1].startswith(f"run {first}: results changed")
     code, out, _ = _verify(capsys, database_url, "--from", str(middle))
     assert (code, out.splitlines()[0]) == (0, f"chain verified: 2 runs, run {middle} to run {last}, "
@@ -147,7 +148,7 @@ def test_chain_prune_keeps_the_chain_verifiable(store: Store, database_url: str,
     store.prune(keep_days=2, now=day(6))  # the rest of the chain before the newest run goes
     verdict = store.verify_chain()
     assert (verdict.ok, verdict.checked, verdict.anchor.run_id) == (True, 1, late.run_id)
-    _execute(store, "UPDATE results SET message = 'edited' WHERE run_id = :run", run=newest)
+    _execute(store, f"UPDATE result_rows SET message = 'edited' WHERE {_OF_RUN}", run=newest)
     assert _verify(capsys, database_url)[1].startswith(f"run {newest}: results changed")
 
 
@@ -161,11 +162,11 @@ def test_chain_upgrade_chains_existing_runs(store: Store) -> None:
     assert [store.chain_link(run) for run in (first, middle, last)] == recorded
 
 
-@pytest.mark.parametrize("order", ["in key order", "a batch before an earlier one"])
+@pytest.mark.parametrize("order", ["in key order", "a batch before an earlier one", "a resource in two parts"])
 def test_chain_results_hashed_as_written_match_the_stored_rows(store: Store, order: str) -> None:
-    """The finishing writer hashes the results as it wrote them, not read back: the digest is
-    the one the stored rows give (text escaped as stored), or, when a batch came out of key
-    order, the stored rows are read after all."""
+    """The finishing writer hashes the results as it wrote them, not read back, in any order: the
+    digest is the one the stored rows give (text escaped as stored), or, when one resource's
+    results came in two parts, the stored rows are read after all."""
     from scanner.store import PolicyRecord, ResultRecord, SourceRecord, SourceType
     from scanner.store.chain import results_part
 
@@ -177,16 +178,19 @@ def test_chain_results_hashed_as_written_match_the_stored_rows(store: Store, ord
                                     commit_sha="c0ffee"))
         records: list[PolicyRecord] = [policy("require-labels"), policy("disallow-latest")]
         run.add_policies(records)
-        if order != "in key order":
+        if order == "a batch before an earlier one":
             run.add_resources(batches[1])  # the later pods get the earlier observation ids
-        for batch in batches:
+        rules = [(records[1], "image"), (records[0], "labels")]
+        calls = [[(resource, rule) for resource in batch for rule in rules] for batch in batches]
+        if order == "a resource in two parts":  # its second rule's result with the next batch
+            calls[1].insert(0, calls[0].pop())
+        for call in calls:
             run.add_results(
                 ResultRecord(policy=p.ref, rule=rule, resource=resource, status=RuleStatus.FAIL,
-                             message=messages[(i + j) % len(messages)], path="/spec")
-                for i, resource in enumerate(batch) for j, (p, rule) in
-                enumerate([(records[1], "image"), (records[0], "labels")]))
+                             message=messages[i % len(messages)], path="/spec")
+                for i, (resource, (p, rule)) in enumerate(call))
         written = run._written
-        assert written is not None and written.usable == (order == "in key order")
+        assert written is not None and written.usable == (order != "a resource in two parts")
         run.finish()
     with store.engine.connect() as connection:
         stored = results_part(connection, run.run_id)

@@ -16,6 +16,7 @@ from scanner.errors import StoreError
 from scanner.store import Store
 from scanner.store.models import VERSION_TABLE, Base, Check, Policy, Run, RunSource, RunTally, Source
 from scanner.store.schema import HEAD_REVISION, SQLITE_HEAD, head_revision, sqlite_schema_script
+from scanner.store.tables import view_metadata
 from tests.store.conftest import day
 
 
@@ -25,7 +26,7 @@ def test_schema_upgrade_base_to_head_and_back(database_url: str) -> None:
         assert store.schema_state().revision is None
         assert store.upgrade("0001").revision == "0001"
         assert store.upgrade().revision == head_revision()
-        assert set(store.schema_state().tables) == set(Base.metadata.tables)
+        assert set(store.schema_state().tables) == set(Base.metadata.tables) | set(view_metadata.tables)
         state = store.downgrade("base")
         assert (state.revision, state.tables) == (None, ())
         assert store.upgrade().revision == head_revision()
@@ -318,11 +319,11 @@ def test_schema_upgrade_keeps_rows_and_still_checks_statuses(database_url: str) 
         assert connection.execute(text("SELECT COUNT(*) FROM run_sources")).scalar_one() == 1  # children of runs kept
         if database_url.startswith("sqlite"):
             assert "WITHOUT ROWID" in connection.execute(text(
-                "SELECT sql FROM sqlite_master WHERE name = 'results'")).scalar_one()
-    for statement in ("INSERT INTO results (observation_id, check_id, run_id, resource_id, policy_id, status, "
-                      "action, message, path) VALUES (2, 1, 1, 1, 1, 'passed', 'Audit', '', '')",
+                "SELECT sql FROM sqlite_master WHERE name = 'result_rows'")).scalar_one()
+    for statement in ("INSERT INTO result_rows (observation_id, check_id, resource_id, policy_id, status, "
+                      "action, message, path) VALUES (2, 1, 1, 1, 'passed', 'Audit', '', '')",
                       "UPDATE runs SET status = 'done'"):
-        with pytest.raises(IntegrityError, match=r"ck_(results|runs)_status"), store.engine.begin() as connection:
+        with pytest.raises(IntegrityError, match=r"ck_(result_rows|runs)_status"), store.engine.begin() as connection:
             connection.execute(text(statement))
     store.downgrade("0005")
     with store.engine.connect() as connection:

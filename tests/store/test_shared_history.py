@@ -1,0 +1,145 @@
+"""History that grows with change: a run stores only what differs from its sources' last completed
+runs, and every run still reads, verifies and is pruned as if it held all its rows; on every backend."""
+
+from __future__ import annotations
+
+import pathlib
+from datetime import timedelta
+
+from sqlalchemy import text
+
+from scanner.store import Store
+from scanner.store.prune import discard_unfinished
+from scanner.store.shared_rows import _gaps, id_ranges
+from scanner.store.tables import VIEWS
+from tests.scan.conftest import pod
+from tests.store.test_result_reuse import Estate, from_scratch, stored
+
+
+def _rows(url: str) -> dict[str, int]:
+    """How many rows each table of shared rows, and each ranges table, holds."""
+    with Store(url) as store, store.engine.connect() as connection:
+        return {table: connection.execute(text(f"SELECT COUNT(*) FROM {table}")).scalar_one()
+                for table in ("observation_rows", "result_rows", "tally_rows", "run_observation_ranges",
+                              "run_tally_ranges")}
+
+
+def test_shared_history_an_unchanged_night_stores_no_copy(databases: tuple[str, str],
+                                                          tmp_path: pathlib.Path) -> None:
+    url, scratch = databases
+    estate = Estate(tmp_path)
+    first = estate.scan(url, "first")
+    after_first = _rows(url)
+    nights = [estate.scan(url, f"night-{n}") for n in range(3)]
+    after = _rows(url)
+    for table in ("observation_rows", "result_rows", "tally_rows"):
+        assert after[table] == after_first[table], table
+    # each night: one range of observations and one of tallies per run at most
+    assert after["run_observation_ranges"] - after_first["run_observation_ranges"] <= 3 * 2
+    assert after["run_tally_ranges"] - after_first["run_tally_ranges"] <= 3 * 2
+    for night in nights:
+        assert stored(url, night.run_id) == stored(url, first.run_id)
+    assert stored(url, nights[-1].run_id) == from_scratch(estate, scratch, "scratch")
+
+
+def test_shared_history_a_commit_stores_only_what_it_changed(databases: tuple[str, str],
+                                                             tmp_path: pathlib.Path) -> None:
+    url, scratch = databases
+    estate = Estate(tmp_path)
+    estate.scan(url, "first")
+    before = _rows(url)
+    estate.commit({"apps/pod-1.yaml": pod("p1", None), "apps/pod-new.yaml": pod("new", "team")})
+    changed = estate.scan(url, "commit")
+    after = _rows(url)
+    assert after["observation_rows"] - before["observation_rows"] == 2  # the changed Pod, the new one
+    assert stored(url, changed.run_id) == from_scratch(estate, scratch, "scratch")
+
+
+def test_shared_history_first_run_verifies_after_later_runs(databases: tuple[str, str],
+                                                                         tmp_path: pathlib.Path) -> None:
+    url, _ = databases
+    estate = Estate(tmp_path)
+    first = estate.scan(url, "first")
+    with Store(url) as store:
+        recorded = store.chain_link(first.run_id)
+    for n in range(4):
+        estate.commit({f"apps/extra-{n}.yaml": pod(f"x{n}", None if n % 2 else "team")})
+        estate.scan(url, f"night-{n}")
+    with Store(url) as store:
+        assert store.chain_link(first.run_id) == recorded
+        verdict = store.verify_chain()
+        assert verdict.ok and verdict.checked == 5
+
+
+def test_shared_history_prune_deletes_only_rows_no_kept_run_covers(databases: tuple[str, str],
+                                                                   tmp_path: pathlib.Path) -> None:
+    url, _ = databases
+    estate = Estate(tmp_path)
+    estate.scan(url, "first")
+    estate.commit({"apps/pod-1.yaml": pod("p1", None)})
+    estate.scan(url, "second")
+    with Store(url) as store:
+        first, second = sorted(store.list_runs(), key=lambda run: run.run_id)
+        runs = [first.run_id, second.run_id]
+        before = stored(url, runs[1])
+        between = first.started_at + (second.started_at - first.started_at) / 2
+        result = store.prune(keep_days=1, now=between + timedelta(days=1))
+        assert result.runs == 1
+    assert stored(url, runs[1]) == before
+    with Store(url) as store, store.engine.connect() as connection:
+        # every remaining row is the kept run's: the first run's copy of the changed Pod went
+        covered = connection.execute(text("SELECT COUNT(*) FROM results")).scalar_one()
+        assert covered == connection.execute(text("SELECT COUNT(*) FROM result_rows")).scalar_one()
+        assert store.verify_chain().ok
+
+
+def test_shared_history_a_failed_run_loses_only_its_own_rows(databases: tuple[str, str],
+                                                             tmp_path: pathlib.Path) -> None:
+    url, _ = databases
+    estate = Estate(tmp_path)
+    first = estate.scan(url, "first")
+    before = _rows(url)
+    second = estate.scan(url, "second")  # shares every row of the first
+    with Store(url) as store, store.engine.begin() as connection:
+        connection.execute(text("UPDATE runs SET status = 'failed' WHERE run_id = :run"), {"run": second.run_id})
+        connection.execute(text("DELETE FROM run_chain WHERE run_id = :run"), {"run": second.run_id})
+        assert discard_unfinished(connection) == 0  # (result rows deleted: each is the first run's too)
+    assert _rows(url) == before
+    with Store(url) as store:
+        assert len(list(store.iter_run_results(first.run_id))) == sum(first.counts.values())
+
+
+def test_shared_history_id_ranges_and_gaps() -> None:
+    assert id_ranges([5, 1, 2, 3, 7, 8, 3]) == [(1, 3), (5, 5), (7, 8)]
+    assert id_ranges([]) == []
+    assert _gaps([(1, 3), (5, 5), (7, 8)], (0, 10)) == [(0, 0), (4, 4), (6, 6), (9, 10)]
+    assert _gaps([(1, 3)], (2, 3)) == []
+    assert _gaps([], (4, 6)) == [(4, 6)]
+
+
+def test_shared_history_views_are_the_migrations() -> None:
+    from importlib import util
+
+    path = pathlib.Path(__file__).parents[2] / "migrations" / "versions" / "0011_shared_history.py"
+    spec = util.spec_from_file_location("revision_0011", path)
+    assert spec is not None and spec.loader is not None
+    module = util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.VIEWS == VIEWS
+
+
+def test_shared_history_a_shards_new_output_replaces_its_old_one(databases: tuple[str, str],
+                                                                 tmp_path: pathlib.Path) -> None:
+    url, _ = databases
+    estate = Estate(tmp_path)
+    estate.scan(url, "first")
+
+    def outputs() -> int:
+        with Store(url) as store, store.engine.connect() as connection:
+            return connection.execute(text("SELECT COUNT(*) FROM shard_cache")).scalar_one()
+
+    before = outputs()
+    estate.commit({"apps/pod-1.yaml": pod("p1", None)})
+    changed = estate.scan(url, "commit")
+    assert changed.replayed == 1 and outputs() == before  # the tree's shard: stored anew, in place
+    assert estate.scan(url, "again").replayed == 2
