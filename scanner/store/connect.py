@@ -130,6 +130,8 @@ def _postgres_connect(limits: SessionLimits, read_only: bool, dbapi_connection: 
     with dbapi_connection.cursor() as cursor:
         # The store's queries are short index probes; JIT compilation only adds latency to them.
         cursor.execute("SET jit = off")
+        # Its cursors are read to the end (streamed reports, the chain): plan them for all rows.
+        cursor.execute("SET cursor_tuple_fraction = 1.0")
         cursor.execute(f"SET statement_timeout = {int(limits.statement_timeout * 1000)}")
         if read_only:
             cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
