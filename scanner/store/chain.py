@@ -217,8 +217,7 @@ def results_part(connection: Connection, run_id: int, written: WrittenResults | 
     ``written`` (usable), the results are not read: they are hashed as they were written."""
     digest = hashlib.sha256()
     checks: set[int] = set()
-    results = _RESULTS
-    queries: tuple[str | None, ...] = (results, _OBSERVATIONS, _RESOURCES, None)
+    queries: tuple[str | None, ...] = (_RESULTS, _OBSERVATIONS, _RESOURCES, None)
     if written is not None and written.usable:
         digest, checks, queries = written.digest(), set(written.checks), queries[1:]
         digest.update(b"\n")
@@ -227,7 +226,7 @@ def results_part(connection: Connection, run_id: int, written: WrittenResults | 
             query = _CHECKS.format(ids=",".join(map(str, sorted(checks))) or "NULL")
         separator = b""
         for batch in _batches(connection, query, run_id):
-            if query is results:
+            if query is _RESULTS:
                 checks.update(row[1] for row in batch)
             digest.update(separator + ascii_json(batch)[1:-1])
             separator = b","

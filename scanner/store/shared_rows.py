@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, bindparam, text
 
 from scanner.store.bulk import allocate_ids, copy_rows, stored_rows
 
@@ -125,13 +125,10 @@ def store_tallies(connection: Connection, run_id: int, tallies: list[tuple[Any, 
 
 def _union(connection: Connection, table: str, *, excluding: Sequence[int] = ()) -> list[tuple[int, int]]:
     """The ids the ranges in ``table`` cover (but those of the runs ``excluding``), as ranges."""
-    query = f"SELECT first_id, last_id FROM {table}"
-    params: dict[str, Any] = {}
-    if excluding:
-        query += " WHERE run_id NOT IN (" + ", ".join(f":r{i}" for i in range(len(excluding))) + ")"
-        params = {f"r{i}": run for i, run in enumerate(excluding)}
+    query = text(f"SELECT first_id, last_id FROM {table} WHERE run_id NOT IN :runs ORDER BY first_id")
     union: list[tuple[int, int]] = []
-    for first, last in connection.execute(text(query + " ORDER BY first_id"), params):
+    for first, last in connection.execute(query.bindparams(bindparam("runs", expanding=True)),
+                                          {"runs": list(excluding)}):
         if union and first <= union[-1][1] + 1:
             union[-1] = (union[-1][0], max(union[-1][1], last))
         else:
@@ -173,17 +170,18 @@ def discard_runs(connection: Connection, run_ids: Sequence[int]) -> int:
     if not run_ids:
         return 0
     deleted = 0
-    marks = ", ".join(f":r{i}" for i in range(len(run_ids)))
-    params = {f"r{i}": run for i, run in enumerate(run_ids)}
+    params = {"runs": list(run_ids)}
     for table in RANGE_TABLES:
-        theirs = connection.execute(text(f"SELECT first_id, last_id FROM {table} WHERE run_id IN ({marks}) "
-                                         "ORDER BY first_id"), params).all()
+        theirs = connection.execute(text(f"SELECT first_id, last_id FROM {table} WHERE run_id IN :runs "
+                                         "ORDER BY first_id").bindparams(bindparam("runs", expanding=True)),
+                                    params).all()
         if not theirs:
             continue
         others = _union(connection, table, excluding=run_ids)
         gaps = [gap for first, last in theirs for gap in _gaps(others, (first, last))]
         deleted += _delete(connection, table, gaps)
-        connection.execute(text(f"DELETE FROM {table} WHERE run_id IN ({marks})"), params)
+        connection.execute(text(f"DELETE FROM {table} WHERE run_id IN :runs").bindparams(
+            bindparam("runs", expanding=True)), params)
     return deleted
 
 
