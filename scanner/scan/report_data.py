@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scanner.config import Config
 from scanner.engine.exceptions import skipping_exceptions
-from scanner.engine.types import RuleStatus
+from scanner.engine.types import FailureAction, RuleStatus
 from scanner.errors import Location, ReportError
 from scanner.report.assemble import GroupTally, RunCounts, assemble_report, source_coverage
 from scanner.report.data import (
@@ -121,20 +121,28 @@ class RunResults:
 def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) -> RunResults:
     """The part of a run's report data that finishing the run does not change: every result,
     or (``findings_only``) the findings and the resources observed."""
-    infos: dict[tuple, ResourceInfo] = {}  # one object per resource observation
-    results = []
-    for r in store.iter_run_results(run_id, statuses=FINDING_STATUSES if findings_only else ()):
-        key = (r.resource, r.file, r.line, r.commit_sha, r.overlay, r.patches)
-        info = infos.get(key)
+    # one object per place a resource was found (observations in the same place share it)
+    places: dict[tuple, ResourceInfo] = {}
+    infos: dict[int, ResourceInfo] = {}
+    for observation_id, ob in store.run_observations(run_id).items():
+        r = ob.resource
+        key = (r, ob.file, ob.line, ob.commit_sha, ob.overlay, ob.patches)
+        info = places.get(key)
         if info is None:
-            info = infos[key] = ResourceInfo(
-                api_version=r.resource.api_version, kind=r.resource.kind, namespace=r.resource.namespace,
-                name=r.resource.name, source=r.resource.source, path=r.file, line=r.line, commit=r.commit_sha,
-                overlay=r.overlay, patches=r.patches)
-        excepted = skipping_exceptions(r.message) if r.status is RuleStatus.SKIP else ()
-        results.append(ResultRecord(policy=_policy_ref(r.policy), rule=r.rule,
-                                    status=r.status, message=r.message, action=r.action, resource=info,
-                                    exception=", ".join(excepted)))
+            info = places[key] = ResourceInfo(
+                api_version=r.api_version, kind=r.kind, namespace=r.namespace, name=r.name, source=r.source,
+                path=ob.file, line=ob.line, commit=ob.commit_sha, overlay=ob.overlay, patches=ob.patches)
+        infos[observation_id] = info
+    refs = {policy_id: _policy_ref(p) for policy_id, p in store.run_policies_by_id(run_id).items()}
+    statuses = {s.value: s for s in RuleStatus}
+    actions = {a.value: a for a in FailureAction}
+    skip = RuleStatus.SKIP.value
+    results = [
+        ResultRecord(policy=refs[policy_id], rule=rule, status=statuses[status], message=message,
+                     action=actions[action], resource=infos[observation_id],
+                     exception=", ".join(skipping_exceptions(message)) if status == skip else "")
+        for policy_id, rule, _, status, message, _, action, observation_id in store.iter_run_result_rows(
+            run_id, statuses=FINDING_STATUSES if findings_only else ())]
     errors: list[ErrorEntry] = []
     not_evaluated: list[ErrorEntry] = []
     kinds: list[tuple[str, str, ErrorEntry]] = []

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, Row, func, select
 from scanner.engine.exceptions import SKIP_MESSAGE, skipping_exceptions
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.store import tables as t
-from scanner.store.views import ErrorInfo, ExceptionSkips, PolicyInfo, ReportResult, ResourceRef
+from scanner.store.views import ErrorInfo, ExceptionSkips, ObservationInfo, PolicyInfo, ReportResult, ResourceRef
 
 STREAM_BATCH = 5_000
 POLICY_COLUMNS = tuple(t.policies.c)  # every column, the id first
@@ -58,22 +58,50 @@ def exception_skips(connection: Connection, run_id: int) -> list[ExceptionSkips]
                            resources=row.resources) for row in connection.execute(query)]
 
 
-def iter_run_results(connection: Connection, run_id: int, *,
-                     statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
-    """A run's results ordered by policy, rule, namespace, kind, name, source, file."""
-    policies = _policies_by_id(connection, run_id)
-    # the observations' own rows: the run's view of them would be probed once per result
-    o, run_source = t.observation_rows.c, t.run_sources.c
+def policies_by_id(connection: Connection, run_id: int) -> dict[int, PolicyInfo]:
+    """The policies the run evaluated, by their stored id (what ``iter_run_result_rows`` names)."""
+    return _policies_by_id(connection, run_id)
+
+
+def run_observations(connection: Connection, run_id: int) -> dict[int, ObservationInfo]:
+    """Where the run found each resource, by observation id (one ``ResourceRef`` per resource)."""
+    o = t.resource_observations.c
+    query = (select(o.observation_id, o.resource_id, t.sources.c.name, t.resources.c.api_version,
+                    t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, o.path, o.document_index,
+                    o.item_index, o.line, o.commit_sha, o.overlay, o.patches)
+             .join(t.resources, t.resources.c.resource_id == o.resource_id)
+             .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
+             .where(o.run_id == run_id))
+    resources: dict[int, ResourceRef] = {}
+    found: dict[int, ObservationInfo] = {}
+    for (observation_id, resource_id, source, api_version, kind, namespace, name, file, document, item, line,
+         commit_sha, overlay, patches) in connection.execute(query):
+        resource = resources.get(resource_id)
+        if resource is None:
+            resource = resources[resource_id] = ResourceRef(source=source, api_version=api_version, kind=kind,
+                                                            namespace=namespace, name=name)
+        found[observation_id] = ObservationInfo(
+            resource=resource, file=file, document=document, item=item, line=line, commit_sha=commit_sha,
+            overlay=overlay or "", patches=tuple(patches.split("\n")) if patches else ())
+    return found
+
+
+ResultRowTuple = tuple[int, str, str, str, str, str, str, int]
+"""(policy id, rule, declared rule, status, message, path, action, observation id)"""
+
+
+def iter_run_result_rows(connection: Connection, run_id: int, *,
+                         statuses: Iterable[RuleStatus] = ()) -> Iterator[ResultRowTuple]:
+    """A run's results as ``(policy id, rule, declared rule, status, message, path, action,
+    observation id)``, ordered by policy, rule, namespace, kind, name, source, file: the
+    narrow rows a sort carries; the observations they name are read once (``run_observations``)."""
+    o = t.observation_rows.c  # (the observations' own rows: the run's view would be probed per result)
     query = (select(t.results.c.policy_id, t.checks.c.rule, t.checks.c.declared_rule, t.results.c.status,
-                    t.results.c.message, t.results.c.path, t.results.c.action, t.sources.c.name.label("source"),
-                    t.resources.c.api_version, t.resources.c.kind, t.resources.c.namespace,
-                    t.resources.c.name, o.path.label("file"), o.document_index, o.item_index, o.line,
-                    func.coalesce(o.commit_sha, run_source.commit_sha, ""), o.overlay, o.patches)
+                    t.results.c.message, t.results.c.path, t.results.c.action, t.results.c.observation_id)
              .join(t.checks, t.checks.c.check_id == t.results.c.check_id)
              .join(t.observation_rows, o.observation_id == t.results.c.observation_id)
              .join(t.resources, t.resources.c.resource_id == t.results.c.resource_id)
              .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
-             .outerjoin(t.run_sources, (run_source.run_id == run_id) & (run_source.source_id == t.sources.c.source_id))
              .where(t.results.c.run_id == run_id)
              .order_by(t.checks.c.policy_namespace, t.checks.c.policy_name, t.checks.c.rule,
                        t.resources.c.namespace, t.resources.c.kind, t.resources.c.name, t.sources.c.name,
@@ -81,23 +109,26 @@ def iter_run_results(connection: Connection, run_id: int, *,
     wanted = [RuleStatus(s).value for s in statuses]
     if wanted:
         query = query.where(t.results.c.status.in_(wanted))
-    stream = connection.execution_options(yield_per=STREAM_BATCH).execute(query)
+    for batch in connection.execution_options(yield_per=STREAM_BATCH).execute(query).partitions(STREAM_BATCH):
+        yield from batch  # type: ignore[misc]
+
+
+def iter_run_results(connection: Connection, run_id: int, *,
+                     statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
+    """A run's results ordered by policy, rule, namespace, kind, name, source, file."""
+    policies = _policies_by_id(connection, run_id)
+    observations = run_observations(connection, run_id)
     statuses_by_value = {s.value: s for s in RuleStatus}
     actions_by_value = {a.value: a for a in FailureAction}
-    resources: dict[tuple, ResourceRef] = {}  # one object per resource, shared by its results
-    for (policy_id, rule, declared_rule, status, message, path, action, source, api_version, kind,
-         namespace, name, file, document, item, line, commit_sha, overlay, patches) in stream:
-        key = (source, api_version, kind, namespace, name)
-        resource = resources.get(key)
-        if resource is None:
-            resource = resources[key] = ResourceRef(source=source, api_version=api_version, kind=kind,
-                                                    namespace=namespace, name=name)
+    for policy_id, rule, declared_rule, status, message, path, action, observation_id in iter_run_result_rows(
+            connection, run_id, statuses=statuses):
+        ob = observations[observation_id]
         yield ReportResult(
             policy=policies[policy_id], rule=rule, declared_rule=declared_rule,
             status=statuses_by_value[status], message=message, path=path,
-            action=actions_by_value[action], resource=resource, file=file,
-            document=document, item=item, line=line, commit_sha=commit_sha, overlay=overlay or "",
-            patches=tuple(patches.split("\n")) if patches else ())
+            action=actions_by_value[action], resource=ob.resource, file=ob.file,
+            document=ob.document, item=ob.item, line=ob.line, commit_sha=ob.commit_sha, overlay=ob.overlay,
+            patches=ob.patches)
 
 
 def iter_run_observations(connection: Connection, run_id: int) -> Iterator[tuple[str, str, bool]]:

@@ -38,6 +38,7 @@ from scanner.store.views import (
     ExceptionSkips,
     FindingInfo,
     LatestSourceRun,
+    ObservationInfo,
     PolicyInfo,
     PruneResult,
     ReportResult,
@@ -247,6 +248,23 @@ class Store:
         """Stream a run's results (constant memory) in a stable order."""
         with self._read(f"read the results of run {run_id}") as c:
             yield from reporting.iter_run_results(c, run_id, statuses=statuses)
+
+    def iter_run_result_rows(self, run_id: int, *,
+                             statuses: Iterable[RuleStatus] = ()) -> Iterator[reporting.ResultRowTuple]:
+        """Stream a run's results as narrow rows in the order of ``iter_run_results``: ``(policy
+        id, rule, declared rule, status, message, path, action, observation id)``, to read with
+        ``run_policies_by_id`` and ``run_observations``."""
+        with self._read(f"read the results of run {run_id}") as c:
+            yield from reporting.iter_run_result_rows(c, run_id, statuses=statuses)
+
+    def run_policies_by_id(self, run_id: int) -> dict[int, PolicyInfo]:
+        with self._read(f"read the policies of run {run_id}") as c:
+            return reporting.policies_by_id(c, run_id)
+
+    def run_observations(self, run_id: int) -> dict[int, ObservationInfo]:
+        """Where the run found each resource, by observation id."""
+        with self._read(f"read the resources of run {run_id}") as c:
+            return reporting.run_observations(c, run_id)
 
     def iter_run_observations(self, run_id: int) -> Iterator[tuple[str, str, bool]]:
         """``(namespace, source, failing)`` per resource observation with results in the run."""

@@ -268,6 +268,21 @@ class FindingInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ObservationInfo:
+    """Where a run found a resource: file, document, item, line, commit and, for a rendered
+    resource, the overlay rendered and the patch files that changed it."""
+
+    resource: ResourceRef
+    file: str
+    document: int
+    item: int | None
+    line: int | None
+    commit_sha: str
+    overlay: str = ""
+    patches: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ReportResult:
     """One result of a run with its policy metadata and the resource's provenance."""
 
