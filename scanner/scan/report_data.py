@@ -124,7 +124,8 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
     # one object per place a resource was found (observations in the same place share it)
     places: dict[tuple, ResourceInfo] = {}
     infos: dict[int, ResourceInfo] = {}
-    for observation_id, ob in store.run_observations(run_id).items():
+    statuses = FINDING_STATUSES if findings_only else ()
+    for observation_id, ob in store.run_observations(run_id, statuses=statuses).items():
         r = ob.resource
         key = (r, ob.file, ob.line, ob.commit_sha, ob.overlay, ob.patches)
         info = places.get(key)
@@ -134,15 +135,15 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
                 path=ob.file, line=ob.line, commit=ob.commit_sha, overlay=ob.overlay, patches=ob.patches)
         infos[observation_id] = info
     refs = {policy_id: _policy_ref(p) for policy_id, p in store.run_policies_by_id(run_id).items()}
-    statuses = {s.value: s for s in RuleStatus}
+    by_value = {s.value: s for s in RuleStatus}
     actions = {a.value: a for a in FailureAction}
     skip = RuleStatus.SKIP.value
     results = [
-        ResultRecord(policy=refs[policy_id], rule=rule, status=statuses[status], message=message,
+        ResultRecord(policy=refs[policy_id], rule=rule, status=by_value[status], message=message,
                      action=actions[action], resource=infos[observation_id],
                      exception=", ".join(skipping_exceptions(message)) if status == skip else "")
         for policy_id, rule, _, status, message, _, action, observation_id in store.iter_run_result_rows(
-            run_id, statuses=FINDING_STATUSES if findings_only else ())]
+            run_id, statuses=statuses)]
     errors: list[ErrorEntry] = []
     not_evaluated: list[ErrorEntry] = []
     kinds: list[tuple[str, str, ErrorEntry]] = []

@@ -63,8 +63,10 @@ def policies_by_id(connection: Connection, run_id: int) -> dict[int, PolicyInfo]
     return _policies_by_id(connection, run_id)
 
 
-def run_observations(connection: Connection, run_id: int) -> dict[int, ObservationInfo]:
-    """Where the run found each resource, by observation id (one ``ResourceRef`` per resource)."""
+def run_observations(connection: Connection, run_id: int, *,
+                     statuses: Iterable[RuleStatus] = ()) -> dict[int, ObservationInfo]:
+    """Where the run found each resource, by observation id (one ``ResourceRef`` per resource);
+    with ``statuses``, only where it gave a result of one of them."""
     o = t.resource_observations.c
     query = (select(o.observation_id, o.resource_id, t.sources.c.name, t.resources.c.api_version,
                     t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, o.path, o.document_index,
@@ -72,6 +74,10 @@ def run_observations(connection: Connection, run_id: int) -> dict[int, Observati
              .join(t.resources, t.resources.c.resource_id == o.resource_id)
              .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
              .where(o.run_id == run_id))
+    wanted = [RuleStatus(s).value for s in statuses]
+    if wanted:
+        query = query.where(o.observation_id.in_(
+            select(t.results.c.observation_id).where(t.results.c.run_id == run_id, t.results.c.status.in_(wanted))))
     resources: dict[int, ResourceRef] = {}
     found: dict[int, ObservationInfo] = {}
     for (observation_id, resource_id, source, api_version, kind, namespace, name, file, document, item, line,
@@ -117,7 +123,7 @@ def iter_run_results(connection: Connection, run_id: int, *,
                      statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
     """A run's results ordered by policy, rule, namespace, kind, name, source, file."""
     policies = _policies_by_id(connection, run_id)
-    observations = run_observations(connection, run_id)
+    observations = run_observations(connection, run_id, statuses=statuses)
     statuses_by_value = {s.value: s for s in RuleStatus}
     actions_by_value = {a.value: a for a in FailureAction}
     for policy_id, rule, declared_rule, status, message, path, action, observation_id in iter_run_result_rows(

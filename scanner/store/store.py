@@ -261,10 +261,11 @@ class Store:
         with self._read(f"read the policies of run {run_id}") as c:
             return reporting.policies_by_id(c, run_id)
 
-    def run_observations(self, run_id: int) -> dict[int, ObservationInfo]:
-        """Where the run found each resource, by observation id."""
+    def run_observations(self, run_id: int, *, statuses: Iterable[RuleStatus] = ()) -> dict[int, ObservationInfo]:
+        """Where the run found each resource, by observation id (with ``statuses``: only where it
+        gave a result of one of them)."""
         with self._read(f"read the resources of run {run_id}") as c:
-            return reporting.run_observations(c, run_id)
+            return reporting.run_observations(c, run_id, statuses=statuses)
 
     def iter_run_observations(self, run_id: int) -> Iterator[tuple[str, str, bool]]:
         """``(namespace, source, failing)`` per resource observation with results in the run."""
