@@ -4,7 +4,7 @@ C loader, side by side, at several corpus sizes; optionally against Checkov.
 
     python benchmarks/bench_scan.py --sizes 1000,10000,50000 [--work DIR]
         [--checkov VENV_PYTHON [--checkov-runs N] [--repeats N]]
-    python benchmarks/bench_scan.py --nightly [--sizes 10000] [--database URL]
+    python benchmarks/bench_scan.py --nightly [--sizes 10000] [--database URL] [--churn-nights N]
 
 ``--nightly``: a first scan, an unchanged rescan, a rescan after a commit changing 1% of the
 files and one after a change of one policy rule, into one database (``nightly.py``).
@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkov-runs", type=int, default=3, help="Checkov runs (a minute or so each)")
     ap.add_argument("--nightly", action="store_true", help="nightly scans of the first size's corpus")
     ap.add_argument("--database", help="with --nightly: this (empty) database instead of a new SQLite file")
+    ap.add_argument("--churn-nights", type=int, default=0,
+                    help="with --nightly: the first night, then this many, each a commit changing 1%% of the files")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     scanner = str(pathlib.Path(sys.executable).with_name("scanner"))
@@ -134,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     compileall.compile_dir(pathlib.Path(package.__file__).parent, quiet=1)
     if args.nightly:
         size = int(args.sizes.split(",")[0] if args.sizes != "1000,10000" else 10000)
-        print_nights(nightly(corpus(args.work, size), args.database, args.work))
+        print_nights(nightly(corpus(args.work, size), args.database, args.work, args.churn_nights))
         return 0
     rows = [run_size(args.work, int(s), scanner) for s in args.sizes.split(",") if s]
     print(f"{'resources':>9} {'parse s':>8} {'scan s':>8} {'ratio':>6} {'us/res':>7} {'added us/res':>12} "

@@ -6,7 +6,9 @@ its policies) into one database:
 1. ``first``: a new database;
 2. ``unchanged``: nothing changed;
 3. ``commit-1pct``: a commit changes the image of 1% of the repository's files;
-4. ``one-rule``: the message of one rule of one policy changes.
+4. ``one-rule``: the message of one rule of one policy changes;
+or, with ``churn_nights`` N, the first night and then N nights, each a commit changing 1% of the files
+(``churn-1`` ...).
 
 Printed per night: seconds of the whole command (reports included) and of the stored run, their
 share of the first night's, the (document, policy) pairs evaluated and reused, the shards sent again
@@ -108,7 +110,7 @@ def scan(config: pathlib.Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def nightly(corpus: pathlib.Path, url: str | None, work_root: pathlib.Path) -> list[dict]:
+def nightly(corpus: pathlib.Path, url: str | None, work_root: pathlib.Path, churn_nights: int = 0) -> list[dict]:
     work = pathlib.Path(tempfile.mkdtemp(prefix="nightly-", dir=work_root))
     copy_corpus(corpus, work)
     url = url or f"sqlite:///{work}/scan.db"
@@ -118,6 +120,9 @@ def nightly(corpus: pathlib.Path, url: str | None, work_root: pathlib.Path) -> l
     steps = [("first", lambda: ""), ("unchanged", lambda: ""),
              ("commit-1pct", lambda: f"{change_images(work / 'repo', 0.01, 3)} files"),
              ("one-rule", lambda: change_one_rule(work / "policies", 4))]
+    if churn_nights:  # the first night, then only commits changing 1% of the files
+        steps = steps[:1] + [(f"churn-{n + 1}", lambda n=n: f"{change_images(work / 'repo', 0.01, 5 + n)} files")
+                             for n in range(churn_nights)]
     for name, change in steps:
         what = change()
         before = database_bytes(url) if nights else 0
@@ -140,3 +145,7 @@ def print_nights(nights: list[dict]) -> None:
               f"{n['run_s']:>6.2f} {100 * n['run_s'] / first['run_s']:>5.1f} {n['evaluated']:>9} {n['reused']:>7} "
               f"{n['replayed']:>6} {n['results']:>8} {n['db_bytes'] / 1e6:>7.1f} {n['added_bytes'] / 1e6:>8.2f} "
               f"{100 * n['added_bytes'] / first['added_bytes']:>6.1f}")
+    last = nights[-1]
+    if last["night"].startswith("churn-"):
+        print(f"after {last['night'].removeprefix('churn-')} nights of 1% churn: {last['db_bytes'] / 1e6:.1f} MB, "
+              f"{last['db_bytes'] / first['db_bytes']:.2f}x the first night's database")

@@ -61,7 +61,22 @@ def _annotations(resource: ResourceInfo) -> str:
     return text
 
 
-class _FindingRows:
+class _Escaped:
+    """Values escaped as autoescape does, each distinct value once per report."""
+
+    def __init__(self) -> None:
+        # keyed by class and value: equal values of other types (an enum and its text) may print differently
+        self.escaped: dict[tuple[type, Any], str] = {}
+
+    def e(self, value: Any) -> str:
+        key = (value.__class__, value)
+        text = self.escaped.get(key)
+        if text is None:
+            text = self.escaped[key] = str(escape(value))
+        return text
+
+
+class _FindingRows(_Escaped):
     """The rows of the findings tables of one report, one call per policy's table: a row per
     defect (``FindingGroup``), holding the resources of every overlay that renders it.
 
@@ -73,16 +88,8 @@ class _FindingRows:
     """
 
     def __init__(self) -> None:
-        # keyed by class and value: equal values of other types (an enum and its text) may print differently
-        self.escaped: dict[tuple[type, Any], str] = {}
+        super().__init__()
         self.cells: dict[int, tuple[str, str]] = {}  # id of a resource -> its cell, its source line
-
-    def e(self, value: Any) -> str:
-        key = (value.__class__, value)
-        text = self.escaped.get(key)
-        if text is None:
-            text = self.escaped[key] = str(escape(value))
-        return text
 
     def _resource(self, res: ResourceInfo) -> tuple[str, str]:
         cells = self.cells.get(id(res))
@@ -130,6 +137,35 @@ class _FindingRows:
                         f'<td class="wrap">{e(group.rule)}</td><td class="msg wrap">{messages}{exception}</td>'
                         f'<td class="loc wrap">{e(group.location)}{"<br>" + vias if vias else ""}<br>{source}</td>'
                         f'<td>{actions}</td></tr>\n')
+        return Markup("".join(rows))
+
+
+class _MatrixRows(_Escaped):
+    """The rows of the audit record's result matrix, one call per (policy, rule) table: a row per
+    result, built here for the reason ``_FindingRows`` is (every result of a run, with its
+    resource's cells built once per report)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: dict[int, str] = {}  # id of a resource -> its resource and location cells
+
+    def _resource(self, res: ResourceInfo) -> str:
+        cells = self.cells.get(id(res))
+        if cells is None:
+            e = self.e
+            commit = f" @ {e(short_sha(res.commit))}" if res.commit else ""
+            cells = self.cells[id(res)] = (f'<td class="res wrap">{e(res.key)}</td>'
+                                           f'<td class="loc wrap">{e(res.source)}: {e(res.location)}{commit}</td>')
+        return cells
+
+    def __call__(self, results: tuple[ResultRecord, ...]) -> Markup:
+        e, cells = self.e, self._resource
+        rows = []
+        for r in results:
+            status = e(r.status)
+            exception = f" (exception {e(r.exception)})" if r.exception else ""
+            rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>{cells(r.resource)}'
+                        f'<td class="msg wrap">{e(r.message)}{exception}</td></tr>\n')
         return Markup("".join(rows))
 
 
@@ -306,6 +342,7 @@ def _audit_context(data: ReportData) -> dict[str, Any]:
     context = _context(data)
     context["content_digest"] = audit_digest(data)
     context["matrix"] = matrix_blocks(data)
+    context["matrix_rows"] = _MatrixRows()
     context["policy_rules"] = rules = policy_rules(data)
     context["show_rules"] = any(rules.values())
     context["show_files"] = any(p.path for p in data.policies)
