@@ -163,6 +163,7 @@ def _run(config: Config, wanted: list[str], jobs: int | None, trigger: records.T
             raise ReportError(f"run {run_id} is stored, but its reports were not written: {exc}; "
                               f"render them later with `scanner report --run {run_id}`") from exc
         numbers = run_numbers(store, run_id, data)
+        store.reclaim_replaced()
     finally:
         workers.close()
         if store is not None:

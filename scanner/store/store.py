@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import SQLAlchemyError
 
 from scanner.engine.types import RuleStatus
 from scanner.store import chain, chain_verify, coverage, diff, history, reporting, runs, schema, summary
@@ -90,6 +91,19 @@ class Store:
     def describe(self) -> str:
         """The database URL with its password redacted."""
         return describe(self.url)
+
+    def reclaim_replaced(self) -> None:
+        """PostgreSQL: make the space of the cache rows a scan replaced reusable (a ``VACUUM`` of
+        the result and shard caches, as autovacuum would, where it is off or has not come by
+        between two scans); SQLite reuses freed pages itself. A database that refuses (its user
+        does not own the tables, a server too old for ``SKIP_LOCKED``) is left to its autovacuum."""
+        if self.engine.dialect.name != "postgresql":
+            return
+        try:
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+                connection.exec_driver_sql("VACUUM (SKIP_LOCKED) shard_cache, result_cache")
+        except SQLAlchemyError:
+            return
 
     def close(self) -> None:
         self.engine.dispose()

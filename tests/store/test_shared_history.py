@@ -8,11 +8,14 @@ from datetime import timedelta
 
 from sqlalchemy import text
 
+from scanner.engine.types import RuleStatus
 from scanner.store import Store
 from scanner.store.prune import discard_unfinished
 from scanner.store.shared_rows import _gaps, id_ranges
 from scanner.store.tables import VIEWS
 from tests.scan.conftest import pod
+from tests.store import scan_helpers
+from tests.store.conftest import day
 from tests.store.test_result_reuse import Estate, from_scratch, stored
 
 
@@ -143,3 +146,29 @@ def test_shared_history_a_shards_new_output_replaces_its_old_one(databases: tupl
     changed = estate.scan(url, "commit")
     assert changed.replayed == 1 and outputs() == before  # the tree's shard: stored anew, in place
     assert estate.scan(url, "again").replayed == 2
+
+
+def test_shared_history_replaced_cache_rows_leave_no_growing_dead_space(store: Store) -> None:
+    """PostgreSQL keeps a replaced row's space until a VACUUM: a scan makes it reusable (where
+    autovacuum is off, or slower than the nights), so a shard replaced every night takes its
+    size once, not once a night; SQLite reuses freed pages itself."""
+    import os
+
+    from scanner.store.result_cache import write_shard_outputs
+
+    run = scan_helpers.scan(store, day(0), {scan_helpers.pod("a"): {("require-labels", "check"): RuleStatus.PASS}})
+    sizes = []
+    for night in range(6):
+        with store.engine.begin() as connection:  # one shard's output, replaced (incompressible: 1 MB)
+            write_shard_outputs(connection, run, {f"key-{night}": ("slot", os.urandom(1 << 20))}, [])
+        store.reclaim_replaced()
+        sizes.append(_bytes(store))
+    assert sizes[-1] - sizes[1] < 2 * (1 << 20), sizes
+
+
+def _bytes(store: Store) -> int:
+    with store.engine.connect() as connection:
+        if store.engine.dialect.name == "postgresql":
+            return connection.execute(text("SELECT pg_total_relation_size('shard_cache')")).scalar_one()
+        pages = connection.exec_driver_sql("PRAGMA page_count").scalar_one()
+        return pages * connection.exec_driver_sql("PRAGMA page_size").scalar_one()
