@@ -121,11 +121,12 @@ class RunResults:
 def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) -> RunResults:
     """The part of a run's report data that finishing the run does not change: every result,
     or (``findings_only``) the findings and the resources observed."""
+    rows = list(store.iter_run_result_rows(run_id, statuses=FINDING_STATUSES if findings_only else ()))
     # one object per place a resource was found (observations in the same place share it)
     places: dict[tuple, ResourceInfo] = {}
     infos: dict[int, ResourceInfo] = {}
-    statuses = FINDING_STATUSES if findings_only else ()
-    for observation_id, ob in store.run_observations(run_id, statuses=statuses).items():
+    wanted = {row[7] for row in rows} if findings_only else None
+    for observation_id, ob in store.run_observations(run_id, ids=wanted).items():
         r = ob.resource
         key = (r, ob.file, ob.line, ob.commit_sha, ob.overlay, ob.patches)
         info = places.get(key)
@@ -142,8 +143,7 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
         ResultRecord(policy=refs[policy_id], rule=rule, status=by_value[status], message=message,
                      action=actions[action], resource=infos[observation_id],
                      exception=", ".join(skipping_exceptions(message)) if status == skip else "")
-        for policy_id, rule, _, status, message, _, action, observation_id in store.iter_run_result_rows(
-            run_id, statuses=statuses)]
+        for policy_id, rule, _, status, message, _, action, observation_id in rows]
     errors: list[ErrorEntry] = []
     not_evaluated: list[ErrorEntry] = []
     kinds: list[tuple[str, str, ErrorEntry]] = []

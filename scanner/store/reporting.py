@@ -64,31 +64,41 @@ def policies_by_id(connection: Connection, run_id: int) -> dict[int, PolicyInfo]
 
 
 def run_observations(connection: Connection, run_id: int, *,
-                     statuses: Iterable[RuleStatus] = ()) -> dict[int, ObservationInfo]:
+                     ids: Iterable[int] | None = None) -> dict[int, ObservationInfo]:
     """Where the run found each resource, by observation id (one ``ResourceRef`` per resource);
-    with ``statuses``, only where it gave a result of one of them."""
-    o = t.resource_observations.c
-    query = (select(o.observation_id, o.resource_id, t.sources.c.name, t.resources.c.api_version,
-                    t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, o.path, o.document_index,
-                    o.item_index, o.line, o.commit_sha, o.overlay, o.patches)
-             .join(t.resources, t.resources.c.resource_id == o.resource_id)
-             .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
-             .where(o.run_id == run_id))
-    wanted = [RuleStatus(s).value for s in statuses]
-    if wanted:
-        query = query.where(o.observation_id.in_(
-            select(t.results.c.observation_id).where(t.results.c.run_id == run_id, t.results.c.status.in_(wanted))))
+    with ``ids``: those of its observations only (read by their key)."""
     resources: dict[int, ResourceRef] = {}
     found: dict[int, ObservationInfo] = {}
-    for (observation_id, resource_id, source, api_version, kind, namespace, name, file, document, item, line,
-         commit_sha, overlay, patches) in connection.execute(query):
-        resource = resources.get(resource_id)
-        if resource is None:
-            resource = resources[resource_id] = ResourceRef(source=source, api_version=api_version, kind=kind,
-                                                            namespace=namespace, name=name)
-        found[observation_id] = ObservationInfo(
-            resource=resource, file=file, document=document, item=item, line=line, commit_sha=commit_sha,
-            overlay=overlay or "", patches=tuple(patches.split("\n")) if patches else ())
+    if ids is None:
+        o = t.resource_observations.c
+        queries = [select(o.observation_id, o.resource_id, t.sources.c.name, t.resources.c.api_version,
+                          t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, o.path, o.document_index,
+                          o.item_index, o.line, o.commit_sha, o.overlay, o.patches)
+                   .join(t.resources, t.resources.c.resource_id == o.resource_id)
+                   .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
+                   .where(o.run_id == run_id)]
+    else:
+        wanted, p, run_source = sorted(set(ids)), t.observation_rows.c, t.run_sources.c
+        queries = [select(p.observation_id, p.resource_id, t.sources.c.name, t.resources.c.api_version,
+                          t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, p.path, p.document_index,
+                          p.item_index, p.line, func.coalesce(p.commit_sha, run_source.commit_sha, ""), p.overlay,
+                          p.patches)
+                   .join(t.resources, t.resources.c.resource_id == p.resource_id)
+                   .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
+                   .outerjoin(t.run_sources, (run_source.run_id == run_id)
+                              & (run_source.source_id == t.sources.c.source_id))
+                   .where(p.observation_id.in_(wanted[start:start + 500]))
+                   for start in range(0, len(wanted), 500)]
+    for query in queries:
+        for (observation_id, resource_id, source, api_version, kind, namespace, name, file, document, item, line,
+             commit_sha, overlay, patches) in connection.execute(query):
+            resource = resources.get(resource_id)
+            if resource is None:
+                resource = resources[resource_id] = ResourceRef(source=source, api_version=api_version, kind=kind,
+                                                                namespace=namespace, name=name)
+            found[observation_id] = ObservationInfo(
+                resource=resource, file=file, document=document, item=item, line=line, commit_sha=commit_sha,
+                overlay=overlay or "", patches=tuple(patches.split("\n")) if patches else ())
     return found
 
 
@@ -123,7 +133,7 @@ def iter_run_results(connection: Connection, run_id: int, *,
                      statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
     """A run's results ordered by policy, rule, namespace, kind, name, source, file."""
     policies = _policies_by_id(connection, run_id)
-    observations = run_observations(connection, run_id, statuses=statuses)
+    observations = run_observations(connection, run_id)
     statuses_by_value = {s.value: s for s in RuleStatus}
     actions_by_value = {a.value: a for a in FailureAction}
     for policy_id, rule, declared_rule, status, message, path, action, observation_id in iter_run_result_rows(

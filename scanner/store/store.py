@@ -275,11 +275,10 @@ class Store:
         with self._read(f"read the policies of run {run_id}") as c:
             return reporting.policies_by_id(c, run_id)
 
-    def run_observations(self, run_id: int, *, statuses: Iterable[RuleStatus] = ()) -> dict[int, ObservationInfo]:
-        """Where the run found each resource, by observation id (with ``statuses``: only where it
-        gave a result of one of them)."""
+    def run_observations(self, run_id: int, *, ids: Iterable[int] | None = None) -> dict[int, ObservationInfo]:
+        """Where the run found each resource, by observation id (with ``ids``: those only)."""
         with self._read(f"read the resources of run {run_id}") as c:
-            return reporting.run_observations(c, run_id, statuses=statuses)
+            return reporting.run_observations(c, run_id, ids=ids)
 
     def iter_run_observations(self, run_id: int) -> Iterator[tuple[str, str, bool]]:
         """``(namespace, source, failing)`` per resource observation with results in the run."""
