@@ -2,11 +2,12 @@
 
 A run's observations (with their results) and tallies were copied into each run, however little
 changed. They are now stored once (``observation_rows``, ``result_rows``, ``tally_rows``) and
-belong to the runs whose ranges of ids cover them (``run_observation_ranges``,
-``run_tally_ranges``). ``resource_observations``, ``results`` and ``run_tallies`` become views
-that give each run its rows as before, with the same ids and values: every stored run reads,
-renders and verifies (its chain digests) exactly as it did. An observation's commit is stored
-only where it is not the commit the run saw of its source; the existing ones keep theirs.
+belong to the runs whose blocks mark their ids (``run_observation_blocks``, ``run_tally_blocks``:
+per 32 ids, the mask of those a run has). ``resource_observations``, ``results`` and
+``run_tallies`` become views that give each run its rows as before, with the same ids and
+values: every stored run reads, renders and verifies (its chain digests) exactly as it did. An
+observation's commit is stored only where it is not the commit the run saw of its source; the
+existing ones keep theirs.
 
 A stored shard output now names its slot (the source and the shard's place in it): the output
 a later scan stores for the same slot replaces it, rather than staying until retention.
@@ -41,30 +42,33 @@ SELECT o.observation_id, m.run_id, o.resource_id, o.path, o.document_index, o.it
                                JOIN run_sources rs ON rs.source_id = r.source_id
                                WHERE r.resource_id = o.resource_id AND rs.run_id = m.run_id), '') AS commit_sha,
        o.overlay, o.patches
-FROM run_observation_ranges m CROSS JOIN observation_rows o
-WHERE o.observation_id BETWEEN m.first_id AND m.last_id""",
+FROM run_observation_blocks m JOIN observation_rows o
+  ON o.observation_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (o.observation_id >> 5)
+ AND ((m.bits >> CAST(o.observation_id & 31 AS INTEGER)) & 1) = 1""",
     "results": """
 SELECT r.observation_id, r.check_id, m.run_id, r.resource_id, r.policy_id, r.status, r.action, r.message, r.path
-FROM run_observation_ranges m CROSS JOIN result_rows r
-WHERE r.observation_id BETWEEN m.first_id AND m.last_id""",
+FROM run_observation_blocks m JOIN result_rows r
+  ON r.observation_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (r.observation_id >> 5)
+ AND ((m.bits >> CAST(r.observation_id & 31 AS INTEGER)) & 1) = 1""",
     "run_tallies": """
 SELECT m.run_id, x.source_id, x.check_id, x.namespace, x.status, x.policy_id, x.count
-FROM run_tally_ranges m CROSS JOIN tally_rows x
-WHERE x.tally_id BETWEEN m.first_id AND m.last_id""",
+FROM run_tally_blocks m JOIN tally_rows x
+  ON x.tally_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (x.tally_id >> 5)
+ AND ((m.bits >> CAST(x.tally_id & 31 AS INTEGER)) & 1) = 1""",
 }
 """As ``scanner.store.tables.VIEWS`` (a test keeps them equal)."""
 
 
-def _ranges_table(name: str) -> None:
+def _blocks_table(name: str) -> None:
     op.create_table(
         name,
         sa.Column("run_id", sa.Integer(), nullable=False),
-        sa.Column("first_id", BIG_ID, autoincrement=False, nullable=False),
-        sa.Column("last_id", BIG_ID, nullable=False),
+        sa.Column("block", BIG_ID, autoincrement=False, nullable=False),
+        sa.Column("bits", sa.BigInteger(), nullable=False),
         sa.ForeignKeyConstraint(["run_id"], ["runs.run_id"], name=op.f(f"fk_{name}_run_id_runs"), ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("run_id", "first_id", name=op.f(f"pk_{name}")),
+        sa.PrimaryKeyConstraint("run_id", "block", name=op.f(f"pk_{name}")),
     )
-    op.create_index(op.f(f"ix_{name}_first_id_last_id"), name, ["first_id", "last_id"], unique=False)
+    op.create_index(op.f(f"ix_{name}_block"), name, ["block"], unique=False)
 
 
 def _create_shared_tables() -> None:
@@ -101,7 +105,7 @@ def _create_shared_tables() -> None:
     )
     op.create_index(op.f("ix_result_rows_resource_id_check_id"), "result_rows", ["resource_id", "check_id"],
                     unique=False)
-    _ranges_table("run_observation_ranges")
+    _blocks_table("run_observation_blocks")
     op.create_table(
         "tally_rows",
         sa.Column("tally_id", BIG_ID, nullable=False),
@@ -119,17 +123,14 @@ def _create_shared_tables() -> None:
     )
     for column in ("check_id", "policy_id", "source_id"):
         op.create_index(op.f(f"ix_tally_rows_{column}"), "tally_rows", [column], unique=False)
-    _ranges_table("run_tally_ranges")
+    _blocks_table("run_tally_blocks")
 
 
-# each run's ids as ranges of consecutive ids (gaps and islands): an id less its rank in the run
-# is the same all along a range
-_RANGES = """
-INSERT INTO {ranges} (run_id, first_id, last_id)
-SELECT run_id, MIN(id), MAX(id) FROM (
-    SELECT run_id, {id} AS id, {id} - ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY {id}) AS island
-    FROM {source}) AS numbered
-GROUP BY run_id, island
+# each run's ids as blocks of 32: per block, the sum of the distinct ids' bits (their OR)
+_BLOCKS = """
+INSERT INTO {table} (run_id, block, bits)
+SELECT run_id, id >> 5, SUM(CAST(1 AS BIGINT) << CAST(id & 31 AS INTEGER)) FROM {source}
+GROUP BY run_id, id >> 5
 """
 
 
@@ -142,15 +143,15 @@ def upgrade() -> None:
                "path) SELECT observation_id, check_id, resource_id, policy_id, status, action, message, path "
                "FROM results")
     # (the results' ids too: each run keeps every row it had)
-    op.execute(_RANGES.format(ranges="run_observation_ranges", id="observation_id",
-                              source="(SELECT run_id, observation_id FROM resource_observations UNION "
+    op.execute(_BLOCKS.format(table="run_observation_blocks",
+                              source="(SELECT run_id, observation_id AS id FROM resource_observations UNION "
                                      "SELECT run_id, observation_id FROM results) AS ids"))
     op.execute("INSERT INTO tally_rows (tally_id, source_id, check_id, namespace, status, policy_id, count) "
                "SELECT ROW_NUMBER() OVER (ORDER BY run_id, source_id, check_id, namespace, status), "
                "source_id, check_id, namespace, status, policy_id, count FROM run_tallies")
-    op.execute("INSERT INTO run_tally_ranges (run_id, first_id, last_id) SELECT run_id, MIN(n), MAX(n) FROM ("
-               "SELECT run_id, ROW_NUMBER() OVER (ORDER BY run_id, source_id, check_id, namespace, status) AS n "
-               "FROM run_tallies) AS numbered GROUP BY run_id")
+    op.execute(_BLOCKS.format(table="run_tally_blocks",
+                              source="(SELECT run_id, ROW_NUMBER() OVER (ORDER BY run_id, source_id, check_id, "
+                                     "namespace, status) AS id FROM run_tallies) AS ids"))
     op.drop_table("results")
     op.drop_table("resource_observations")
     op.drop_table("run_tallies")
@@ -166,8 +167,8 @@ def upgrade() -> None:
 
 
 _SHARED = """
-SELECT a.run_id, b.run_id FROM {ranges} a JOIN {ranges} b
-  ON a.run_id < b.run_id AND a.first_id <= b.last_id AND b.first_id <= a.last_id
+SELECT a.run_id, b.run_id FROM run_observation_blocks a JOIN run_observation_blocks b
+  ON a.block = b.block AND a.run_id < b.run_id WHERE (a.bits & b.bits) <> 0
 """
 
 
@@ -177,7 +178,7 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f("ix_shard_cache_slot"))
         batch_op.drop_column("slot")
     # each run had observations of its own before (tallies are copied per run as they were)
-    shared = bind.execute(sa.text(_SHARED.format(ranges="run_observation_ranges"))).first()
+    shared = bind.execute(sa.text(_SHARED)).first()
     if shared is not None:
         raise RuntimeError(f"cannot downgrade below revision 0011: runs {shared[0]} and {shared[1]} share "
                                "stored rows, which the older schema cannot hold; prune the runs before the "
@@ -239,8 +240,8 @@ def downgrade() -> None:
     for name in VIEWS:
         op.drop_table({"resource_observations": "observation_rows", "results": "result_rows",
                        "run_tallies": "tally_rows"}[name])
-    op.drop_table("run_observation_ranges")
-    op.drop_table("run_tally_ranges")
+    op.drop_table("run_observation_blocks")
+    op.drop_table("run_tally_blocks")
     for index, table, columns in (
             ("ix_resource_observations_resource_id", "resource_observations", ["resource_id"]),
             ("ix_resource_observations_run_id_resource_id", "resource_observations", ["run_id", "resource_id"]),

@@ -34,7 +34,7 @@ from scanner.store.bulk import copy_rows
 from scanner.store.chain import link_run
 from scanner.store.liveness import utc_now
 from scanner.store.records import COMPLETED_STATUSES, FINDING_STATUSES, NOT_EVALUATED, EndReason, RunStatus
-from scanner.store.shared_rows import merge_ranges, store_tallies
+from scanner.store.shared_rows import BLOCK_BITS, store_tallies
 from scanner.store.tables import UTCDateTime
 
 ANALYZE_AFTER = 1_000
@@ -133,10 +133,9 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
         # Serialise finishes that touch the same sources' findings.
         connection.execute(text("SELECT source_id FROM sources WHERE source_id = ANY(:ids) "
                                 "ORDER BY source_id FOR UPDATE"), {"ids": scanned})
-    merge_ranges(connection, "run_observation_ranges", run_id)
     big = postgres and _is_big(connection, run_id)
     if big:
-        _analyze(connection, "result_rows", "observation_rows", "run_observation_ranges", "resources")
+        _analyze(connection, "result_rows", "observation_rows", "run_observation_blocks", "resources")
     store_tallies(connection, run_id, tallies)  # (before the sources move to this run)
     copy_rows(connection, "run_policy_tallies", POLICY_TALLY_COLUMNS, _policy_tallies(tallies))
     for statement in _RUN_SETS:
@@ -168,7 +167,7 @@ def finish_run(connection: Connection, run_id: int, status: RunStatus,
         raise StoreError(f"run {run_id} cannot finish: it is already {current} (marked by "
                          "another process after its heartbeat went stale)")
     if big:
-        _analyze(connection, "findings", "tally_rows", "run_tally_ranges", "run_policy_tallies", "run_sources",
+        _analyze(connection, "findings", "tally_rows", "run_tally_blocks", "run_policy_tallies", "run_sources",
                  "run_policies", "sources", "checks", "policies")
     link_run(connection, run_id, results)  # last: the chain's head stays locked until the commit
 
@@ -183,12 +182,11 @@ def _policy_tallies(tallies: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def _is_big(connection: Connection, run_id: int) -> bool:
-    """Whether the run has at least ``ANALYZE_AFTER`` results, judged by its observations (read
-    from its ranges alone: a planner that takes the run for empty may scan every result)."""
-    observations = connection.execute(text(
-        "SELECT COALESCE(SUM(last_id - first_id + 1), 0) FROM run_observation_ranges WHERE run_id = :run"),
-        {"run": run_id}).scalar_one()
-    return observations * RESULTS_PER_OBSERVATION >= ANALYZE_AFTER
+    """Whether the run has at least ``ANALYZE_AFTER`` results, judged by the blocks of its
+    observations (read alone: a planner that takes the run for empty may scan every result)."""
+    blocks = connection.execute(text("SELECT COUNT(*) FROM run_observation_blocks WHERE run_id = :run"),
+                                {"run": run_id}).scalar_one()
+    return (blocks << BLOCK_BITS) * RESULTS_PER_OBSERVATION >= ANALYZE_AFTER  # (at most 32 observations a block)
 
 
 def _analyze(connection: Connection, *tables: str) -> None:

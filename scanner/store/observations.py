@@ -11,7 +11,7 @@ from scanner.errors import StoreError
 from scanner.store import bulk
 from scanner.store import tables as t
 from scanner.store.records import ResourceRecord, ResultRow
-from scanner.store.shared_rows import add_ranges, observation_digest, previous_observations
+from scanner.store.shared_rows import add_ids, observation_digest, previous_observations
 
 
 class RunObservations:
@@ -89,7 +89,7 @@ class RunObservations:
                 self.whole.add(observation_id)
                 self.by_record[record] = (observation_id, resource_id)
                 self.placements[resource_id] = (source_id, record.namespace)
-        add_ranges(connection, "run_observation_ranges", self.run_id, reused)
+        add_ids(connection, "run_observation_blocks", self.run_id, reused)
         self._add(connection, list(dict(new).items()))
         self.whole.update(self.by_record[record][0] for record, _ in new)
 
@@ -111,7 +111,7 @@ class RunObservations:
             self.by_record[record] = (observation_id, resource_id)
             self.placements[resource_id] = (self.sources[record.source], record.namespace)
         bulk.copy_rows(connection, "observation_rows", bulk.OBSERVATION_COLUMNS, rows)
-        add_ranges(connection, "run_observation_ranges", self.run_id, ids)
+        add_ids(connection, "run_observation_blocks", self.run_id, ids)
 
     def _resolve_resources(self, connection: Connection, records: list[ResourceRecord]) -> None:
         """Fill the identity -> resource_id cache: known rows per source, then inserts."""

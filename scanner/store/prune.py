@@ -71,9 +71,9 @@ def discard_unfinished(connection: Connection) -> int:
     unfinished = select(t.runs.c.run_id).where(t.runs.c.status.in_(UNFINISHED),
                                                t.runs.c.run_id.not_in(select(t.run_chain.c.run_id)))
     with_rows = list(connection.execute(
-        select(t.run_observation_ranges.c.run_id).distinct()
-        .where(t.run_observation_ranges.c.run_id.in_(unfinished))
-        .union(select(t.run_tally_ranges.c.run_id).distinct().where(t.run_tally_ranges.c.run_id.in_(unfinished)))
+        select(t.run_observation_blocks.c.run_id).distinct()
+        .where(t.run_observation_blocks.c.run_id.in_(unfinished))
+        .union(select(t.run_tally_blocks.c.run_id).distinct().where(t.run_tally_blocks.c.run_id.in_(unfinished)))
     ).scalars())
     return discard_partial(connection, sorted(with_rows))
 
@@ -91,14 +91,14 @@ def prune(connection: Connection, keep_days: int, now: datetime) -> PruneResult:
     ).bindparams(bindparam("cutoff", type_=UTCDateTime)), {"cutoff": cutoff}).rowcount
     for start in range(0, len(old), 200):
         ids = {"ids": old[start:start + 200]}
-        for table in ("run_observation_ranges", "run_tally_ranges", "run_policy_tallies", "scan_errors",
+        for table in ("run_observation_blocks", "run_tally_blocks", "run_policy_tallies", "scan_errors",
                       "run_policies", "run_sources", "runs"):
             connection.execute(text(f"DELETE FROM {table} WHERE run_id IN :ids").bindparams(
                 bindparam("ids", expanding=True)), ids)
     prune_entries(connection)  # the result cache rows no kept run wrote or reused
     # a running scan's writer holds the ids of resources, checks and policies it has not
     # referenced yet: while one runs, nothing unreferenced is deleted
-    # (nor are the rows no run's range covers: it may be about to share them)
+    # (nor are the rows no run's block marks: it may be about to share them)
     running = connection.execute(select(t.runs.c.run_id).where(t.runs.c.status == RunStatus.RUNNING).limit(1)).first()
     if not running:
         delete_unreferenced(connection)

@@ -140,29 +140,29 @@ CREATE TABLE "findings" (
 	resolved_at DATETIME, 
 	end_reason VARCHAR(16), 
 	CONSTRAINT pk_findings PRIMARY KEY (finding_id), 
-	CONSTRAINT fk_findings_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
-	CONSTRAINT fk_findings_first_run_id_runs FOREIGN KEY(first_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
 	CONSTRAINT fk_findings_last_run_id_runs FOREIGN KEY(last_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
 	CONSTRAINT fk_findings_policy_id_policies FOREIGN KEY(policy_id) REFERENCES policies (policy_id), 
 	CONSTRAINT fk_findings_source_id_sources FOREIGN KEY(source_id) REFERENCES sources (source_id), 
 	CONSTRAINT fk_findings_resolved_run_id_runs FOREIGN KEY(resolved_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
+	CONSTRAINT fk_findings_resource_id_resources FOREIGN KEY(resource_id) REFERENCES resources (resource_id), 
 	CONSTRAINT fk_findings_check_id_checks FOREIGN KEY(check_id) REFERENCES checks (check_id), 
+	CONSTRAINT fk_findings_first_run_id_runs FOREIGN KEY(first_run_id) REFERENCES runs (run_id) ON DELETE SET NULL, 
 	CONSTRAINT ck_findings_end_reason CHECK (end_reason = 'fixed' OR end_reason = 'resource_gone' OR end_reason = 'policy_changed' OR end_reason = 'policy_removed')
 );
 
 CREATE INDEX ix_findings_check_id ON findings (check_id);
 
+CREATE INDEX ix_findings_resolved_run_id ON findings (resolved_run_id);
+
 CREATE INDEX ix_findings_first_run_id ON findings (first_run_id);
 
-CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
+CREATE INDEX ix_findings_resource_id_check_id ON findings (resource_id, check_id);
 
 CREATE INDEX ix_findings_source_id_resolved_at ON findings (source_id, resolved_at);
 
-CREATE INDEX ix_findings_resolved_run_id ON findings (resolved_run_id);
+CREATE INDEX ix_findings_last_run_id ON findings (last_run_id);
 
 CREATE INDEX ix_findings_policy_id ON findings (policy_id);
-
-CREATE INDEX ix_findings_resource_id_check_id ON findings (resource_id, check_id);
 
 CREATE TABLE "runs" (
 	run_id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, 
@@ -270,15 +270,15 @@ CREATE TABLE result_rows (
 
 CREATE INDEX ix_result_rows_resource_id_check_id ON result_rows (resource_id, check_id);
 
-CREATE TABLE run_observation_ranges (
+CREATE TABLE run_observation_blocks (
 	run_id INTEGER NOT NULL, 
-	first_id INTEGER NOT NULL, 
-	last_id INTEGER NOT NULL, 
-	CONSTRAINT pk_run_observation_ranges PRIMARY KEY (run_id, first_id), 
-	CONSTRAINT fk_run_observation_ranges_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE
+	block INTEGER NOT NULL, 
+	bits BIGINT NOT NULL, 
+	CONSTRAINT pk_run_observation_blocks PRIMARY KEY (run_id, block), 
+	CONSTRAINT fk_run_observation_blocks_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE
 );
 
-CREATE INDEX ix_run_observation_ranges_first_id_last_id ON run_observation_ranges (first_id, last_id);
+CREATE INDEX ix_run_observation_blocks_block ON run_observation_blocks (block);
 
 CREATE TABLE tally_rows (
 	tally_id INTEGER NOT NULL, 
@@ -300,15 +300,15 @@ CREATE INDEX ix_tally_rows_policy_id ON tally_rows (policy_id);
 
 CREATE INDEX ix_tally_rows_source_id ON tally_rows (source_id);
 
-CREATE TABLE run_tally_ranges (
+CREATE TABLE run_tally_blocks (
 	run_id INTEGER NOT NULL, 
-	first_id INTEGER NOT NULL, 
-	last_id INTEGER NOT NULL, 
-	CONSTRAINT pk_run_tally_ranges PRIMARY KEY (run_id, first_id), 
-	CONSTRAINT fk_run_tally_ranges_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE
+	block INTEGER NOT NULL, 
+	bits BIGINT NOT NULL, 
+	CONSTRAINT pk_run_tally_blocks PRIMARY KEY (run_id, block), 
+	CONSTRAINT fk_run_tally_blocks_run_id_runs FOREIGN KEY(run_id) REFERENCES runs (run_id) ON DELETE CASCADE
 );
 
-CREATE INDEX ix_run_tally_ranges_first_id_last_id ON run_tally_ranges (first_id, last_id);
+CREATE INDEX ix_run_tally_blocks_block ON run_tally_blocks (block);
 
 CREATE VIEW resource_observations AS
 SELECT o.observation_id, m.run_id, o.resource_id, o.path, o.document_index, o.item_index, o.line,
@@ -316,17 +316,20 @@ SELECT o.observation_id, m.run_id, o.resource_id, o.path, o.document_index, o.it
                                JOIN run_sources rs ON rs.source_id = r.source_id
                                WHERE r.resource_id = o.resource_id AND rs.run_id = m.run_id), '') AS commit_sha,
        o.overlay, o.patches
-FROM run_observation_ranges m CROSS JOIN observation_rows o
-WHERE o.observation_id BETWEEN m.first_id AND m.last_id;
+FROM run_observation_blocks m JOIN observation_rows o
+  ON o.observation_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (o.observation_id >> 5)
+ AND ((m.bits >> CAST(o.observation_id & 31 AS INTEGER)) & 1) = 1;
 
 CREATE VIEW results AS
 SELECT r.observation_id, r.check_id, m.run_id, r.resource_id, r.policy_id, r.status, r.action, r.message, r.path
-FROM run_observation_ranges m CROSS JOIN result_rows r
-WHERE r.observation_id BETWEEN m.first_id AND m.last_id;
+FROM run_observation_blocks m JOIN result_rows r
+  ON r.observation_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (r.observation_id >> 5)
+ AND ((m.bits >> CAST(r.observation_id & 31 AS INTEGER)) & 1) = 1;
 
 CREATE VIEW run_tallies AS
 SELECT m.run_id, x.source_id, x.check_id, x.namespace, x.status, x.policy_id, x.count
-FROM run_tally_ranges m CROSS JOIN tally_rows x
-WHERE x.tally_id BETWEEN m.first_id AND m.last_id;
+FROM run_tally_blocks m JOIN tally_rows x
+  ON x.tally_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (x.tally_id >> 5)
+ AND ((m.bits >> CAST(x.tally_id & 31 AS INTEGER)) & 1) = 1;
 
 CREATE INDEX ix_shard_cache_slot ON shard_cache (slot);

@@ -201,7 +201,7 @@ resources = Table(
 
 # Where a resource was found and what the rules gave it, each stored once for all the runs that
 # found the same: an observation's row and its ``result_rows`` belong to every run whose
-# ``run_observation_ranges`` cover its id. ``content_digest``: of the row with its results, by
+# ``run_observation_blocks`` mark its id. ``content_digest``: of the row with its results, by
 # which a later run of the same source reuses it (NULL: not to be reused); ``commit_sha``: NULL
 # where it is the commit the run saw of the resource's source. ``scanner.store.shared_rows``
 # writes and deletes them; the views at the end of this module read them run by run.
@@ -235,17 +235,18 @@ result_rows = Table(
     sqlite_with_rowid=False,  # stored by (observation, check): no rowid and key index to update
 )
 
-# The observations of a run: ids ``first_id`` to ``last_id``; a run's ranges do not overlap.
-run_observation_ranges = Table(
-    "run_observation_ranges", metadata,
+# The observations of a run: per block of 32 ids (``block`` = id >> 5), the mask of those it has
+# (``scanner.store.shared_rows``).
+run_observation_blocks = Table(
+    "run_observation_blocks", metadata,
     Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
-    Column("first_id", BigId, primary_key=True, autoincrement=False),
-    _required("last_id", BigId),
-    Index("ix_run_observation_ranges_first_id_last_id", "first_id", "last_id"),
+    Column("block", BigId, primary_key=True, autoincrement=False),
+    _required("bits", BigInteger),
+    Index("ix_run_observation_blocks_block", "block"),
 )
 
 # Result counts per (source, check, namespace, status), written at finish, each stored once for
-# all the runs that counted the same: a run's are the rows its ``run_tally_ranges`` cover.
+# all the runs that counted the same: a run's are the rows its ``run_tally_blocks`` mark.
 tally_rows = Table(
     "tally_rows", metadata,
     Column("tally_id", BigId, primary_key=True),
@@ -257,12 +258,12 @@ tally_rows = Table(
     _required("count", Integer),
 )
 
-run_tally_ranges = Table(
-    "run_tally_ranges", metadata,
+run_tally_blocks = Table(
+    "run_tally_blocks", metadata,
     Column("run_id", Integer, ForeignKey("runs.run_id", ondelete="CASCADE"), primary_key=True),
-    Column("first_id", BigId, primary_key=True, autoincrement=False),
-    _required("last_id", BigId),
-    Index("ix_run_tally_ranges_first_id_last_id", "first_id", "last_id"),
+    Column("block", BigId, primary_key=True, autoincrement=False),
+    _required("bits", BigInteger),
+    Index("ix_run_tally_blocks_block", "block"),
 )
 
 # Result counts of a run per (source, policy, status): its tallies summed over checks and
@@ -425,15 +426,18 @@ SELECT o.observation_id, m.run_id, o.resource_id, o.path, o.document_index, o.it
                                JOIN run_sources rs ON rs.source_id = r.source_id
                                WHERE r.resource_id = o.resource_id AND rs.run_id = m.run_id), '') AS commit_sha,
        o.overlay, o.patches
-FROM run_observation_ranges m CROSS JOIN observation_rows o
-WHERE o.observation_id BETWEEN m.first_id AND m.last_id""",
+FROM run_observation_blocks m JOIN observation_rows o
+  ON o.observation_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (o.observation_id >> 5)
+ AND ((m.bits >> CAST(o.observation_id & 31 AS INTEGER)) & 1) = 1""",
     "results": """
 SELECT r.observation_id, r.check_id, m.run_id, r.resource_id, r.policy_id, r.status, r.action, r.message, r.path
-FROM run_observation_ranges m CROSS JOIN result_rows r
-WHERE r.observation_id BETWEEN m.first_id AND m.last_id""",
+FROM run_observation_blocks m JOIN result_rows r
+  ON r.observation_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (r.observation_id >> 5)
+ AND ((m.bits >> CAST(r.observation_id & 31 AS INTEGER)) & 1) = 1""",
     "run_tallies": """
 SELECT m.run_id, x.source_id, x.check_id, x.namespace, x.status, x.policy_id, x.count
-FROM run_tally_ranges m CROSS JOIN tally_rows x
-WHERE x.tally_id BETWEEN m.first_id AND m.last_id""",
+FROM run_tally_blocks m JOIN tally_rows x
+  ON x.tally_id BETWEEN m.block * 32 AND m.block * 32 + 31 AND m.block = (x.tally_id >> 5)
+ AND ((m.bits >> CAST(x.tally_id & 31 AS INTEGER)) & 1) = 1""",
 }
 """Each view's ``SELECT`` (as revision 0011 creates it)."""

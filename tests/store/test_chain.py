@@ -39,7 +39,7 @@ def _execute(store: Store, *statements: str, **params: object) -> None:
             connection.execute(text(statement), params)
 
 
-_RUN_ROWS = ("run_observation_ranges", "run_tally_ranges", "run_policy_tallies", "scan_errors", "run_policies",
+_RUN_ROWS = ("run_observation_blocks", "run_tally_blocks", "run_policy_tallies", "scan_errors", "run_policies",
              "run_sources")
 _OF_RUN = "observation_id IN (SELECT observation_id FROM resource_observations WHERE run_id = :run)"
 

@@ -95,8 +95,8 @@ def test_lifecycle_prune_deletes_old_runs_and_orphans(store: Store) -> None:
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 @pytest.mark.postgres
 @pytest.mark.parametrize(("threshold", "analyzed"), [
-    pytest.param(1, {"result_rows", "observation_rows", "run_observation_ranges", "resources", "findings",
-                     "tally_rows", "run_tally_ranges",
+    pytest.param(1, {"result_rows", "observation_rows", "run_observation_blocks", "resources", "findings",
+                     "tally_rows", "run_tally_blocks",
                      "run_policy_tallies", "run_sources", "run_policies", "sources", "checks", "policies"},
                  id="big-run-refreshes"),
     pytest.param(10**9, set(), id="small-run-leaves-them"),

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from scanner.engine.types import RuleStatus
 from scanner.store import Store
 from scanner.store.prune import discard_unfinished
-from scanner.store.shared_rows import _gaps, id_ranges
+from scanner.store.shared_rows import block_ids, id_blocks, id_ranges
 from scanner.store.tables import VIEWS
 from tests.scan.conftest import pod
 from tests.store import scan_helpers
@@ -20,11 +20,11 @@ from tests.store.test_result_reuse import Estate, from_scratch, stored
 
 
 def _rows(url: str) -> dict[str, int]:
-    """How many rows each table of shared rows, and each ranges table, holds."""
+    """How many rows each table of shared rows, and each blocks table, holds."""
     with Store(url) as store, store.engine.connect() as connection:
         return {table: connection.execute(text(f"SELECT COUNT(*) FROM {table}")).scalar_one()
-                for table in ("observation_rows", "result_rows", "tally_rows", "run_observation_ranges",
-                              "run_tally_ranges")}
+                for table in ("observation_rows", "result_rows", "tally_rows", "run_observation_blocks",
+                              "run_tally_blocks")}
 
 
 def test_shared_history_an_unchanged_night_stores_no_copy(databases: tuple[str, str],
@@ -37,9 +37,9 @@ def test_shared_history_an_unchanged_night_stores_no_copy(databases: tuple[str, 
     after = _rows(url)
     for table in ("observation_rows", "result_rows", "tally_rows"):
         assert after[table] == after_first[table], table
-    # each night: one range of observations and one of tallies per run at most
-    assert after["run_observation_ranges"] - after_first["run_observation_ranges"] <= 3 * 2
-    assert after["run_tally_ranges"] - after_first["run_tally_ranges"] <= 3 * 2
+    # each night: the blocks of the first run's rows again, no more
+    for table in ("run_observation_blocks", "run_tally_blocks"):
+        assert after[table] - after_first[table] == 3 * after_first[table], table
     for night in nights:
         assert stored(url, night.run_id) == stored(url, first.run_id)
     assert stored(url, nights[-1].run_id) == from_scratch(estate, scratch, "scratch")
@@ -112,12 +112,12 @@ def test_shared_history_a_failed_run_loses_only_its_own_rows(databases: tuple[st
         assert len(list(store.iter_run_results(first.run_id))) == sum(first.counts.values())
 
 
-def test_shared_history_id_ranges_and_gaps() -> None:
+def test_shared_history_id_blocks_and_ranges() -> None:
     assert id_ranges([5, 1, 2, 3, 7, 8, 3]) == [(1, 3), (5, 5), (7, 8)]
     assert id_ranges([]) == []
-    assert _gaps([(1, 3), (5, 5), (7, 8)], (0, 10)) == [(0, 0), (4, 4), (6, 6), (9, 10)]
-    assert _gaps([(1, 3)], (2, 3)) == []
-    assert _gaps([], (4, 6)) == [(4, 6)]
+    assert id_blocks([0, 1, 31, 32, 100]) == {0: 1 | 2 | 1 << 31, 1: 1, 3: 1 << 4}
+    assert block_ids(id_blocks([0, 1, 31, 32, 100])) == [0, 1, 31, 32, 100]
+    assert block_ids({2: 0, 5: 0b101}) == [160, 162]
 
 
 def test_shared_history_views_are_the_migrations() -> None:
