@@ -138,14 +138,14 @@ def store_tallies(connection: Connection, run_id: int, tallies: list[tuple[Any, 
     add_ids(connection, "run_tally_blocks", run_id, ids + allocated)
 
 
-def _covered(connection: Connection, table: str, *, excluding: Sequence[int] = ()) -> dict[int, int]:
-    """The blocks of every run but ``excluding``, OR-ed: block -> mask of the ids some run has."""
-    covered: dict[int, int] = {}
-    query = text(f"SELECT block, bits FROM {table} WHERE run_id NOT IN :runs")
-    for block, bits in connection.execute(query.bindparams(bindparam("runs", expanding=True)),
-                                          {"runs": list(excluding)}):
-        covered[block] = covered.get(block, 0) | bits
-    return covered
+def _masks(connection: Connection, table: str, runs: Sequence[int], *, of_them: bool) -> dict[int, int]:
+    """The blocks of the runs ``runs`` (or, not ``of_them``, of every other run), OR-ed: block ->
+    mask of the ids one of them has."""
+    masks: dict[int, int] = {}
+    query = text(f"SELECT block, bits FROM {table} WHERE run_id {'IN' if of_them else 'NOT IN'} :runs")
+    for block, bits in connection.execute(query.bindparams(bindparam("runs", expanding=True)), {"runs": list(runs)}):
+        masks[block] = masks.get(block, 0) | bits
+    return masks
 
 
 def _delete(connection: Connection, table: str, ids: list[int]) -> int:
@@ -168,13 +168,10 @@ def discard_runs(connection: Connection, run_ids: Sequence[int]) -> int:
     deleted = 0
     params = {"runs": list(run_ids)}
     for table in BLOCK_TABLES:
-        theirs = id_blocks(())
-        for block, bits in connection.execute(text(f"SELECT block, bits FROM {table} WHERE run_id IN :runs")
-                                              .bindparams(bindparam("runs", expanding=True)), params):
-            theirs[block] = theirs.get(block, 0) | bits
+        theirs = _masks(connection, table, run_ids, of_them=True)
         if not theirs:
             continue
-        others = _covered(connection, table, excluding=run_ids)
+        others = _masks(connection, table, run_ids, of_them=False)
         alone = {block: bits & ~others.get(block, 0) for block, bits in theirs.items()}
         deleted += _delete(connection, table, block_ids(alone))
         connection.execute(text(f"DELETE FROM {table} WHERE run_id IN :runs").bindparams(
@@ -187,7 +184,7 @@ def delete_unreferenced(connection: Connection) -> None:
     scan's rows are marked by the blocks it writes with them)."""
     size = 1 << BLOCK_BITS
     for table, targets in BLOCK_TABLES.items():
-        covered = _covered(connection, table)
+        covered = _masks(connection, table, (), of_them=False)
         rows, column = targets[0]
         top = connection.execute(text(f"SELECT MAX({column}) FROM {rows}")).scalar()
         if top is None:
