@@ -94,6 +94,8 @@ from pathlib import Path
 from scanner.store.store import Store
 from scanner.scan.report_data import build_report_data
 from scanner.report.render import EVERY_RESULT_FORMATS, render_report
+from scanner.scan.processes import collect_less_often
+collect_less_often()  # as the ``scanner`` command runs
 url, run, fmt, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
 start = time.perf_counter()
 with Store(url) as store:

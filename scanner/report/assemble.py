@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from scanner.engine.types import RuleStatus
 from scanner.errors import ReportError
@@ -94,17 +95,35 @@ def _groups(counts: Mapping[str, Mapping[str, int]], resources: Mapping[str, int
                              failing_resources=failing.get(k, 0)) for k in ordered)
 
 
-def _group(results: Iterable[ResultRecord], key_of: str, distinct: _Distinct) -> tuple[GroupCounts, ...]:
+_RESOURCE, _STATUS = attrgetter("resource"), attrgetter("status")
+
+
+_ByResource = dict[tuple[ResourceInfo, int, RuleStatus], int]
+"""Results per resource, its number (``_Distinct``) and status."""
+
+
+def _by_resource(results: Sequence[ResultRecord], distinct: _Distinct) -> _ByResource:
+    """The results per resource and status: counted per resource object (in C), then each
+    object numbered once (equal resources are one)."""
+    resources = list(map(_RESOURCE, results))
+    per_object = Counter(zip(map(id, resources), map(_STATUS, results), strict=True))
+    objects = {id(resource): resource for resource in resources}
+    counted: _ByResource = defaultdict(int)
+    for (object_id, status), count in per_object.items():
+        resource = objects[object_id]
+        counted[(resource, distinct(resource), status)] += count
+    return counted
+
+
+def _group(by_resource: _ByResource, key_of: str) -> tuple[GroupCounts, ...]:
     counts: dict[str, dict[str, int]] = defaultdict(_zero_status)
     resources: dict[str, set[int]] = defaultdict(set)
     failing: dict[str, set[int]] = defaultdict(set)
-    for result in results:
-        resource = result.resource
+    for (resource, number, status), count in by_resource.items():
         key = _group_key(resource, key_of)
-        counts[key][result.status.value] += 1
-        number = distinct(resource)
+        counts[key][status.value] += count
         resources[key].add(number)
-        if result.status is RuleStatus.FAIL:
+        if status is RuleStatus.FAIL:
             failing[key].add(number)
     return _groups(counts, {k: len(v) for k, v in resources.items()}, {k: len(v) for k, v in failing.items()})
 
@@ -195,15 +214,12 @@ def assemble_report(
     findings: dict[str, list[ResultRecord]] = defaultdict(list)
     finding_counts: dict[str, Counter[str]] = defaultdict(Counter)
     distinct = _Distinct()
-    resources: set[int] = set()  # counted here only when every result is given
     for result in ordered:
         policy = by_name.get(result.policy)
         if policy is None:
             raise ReportError(f"result for unknown policy {result.policy!r} "
                               f"(rule {result.rule!r}, resource {result.resource.key})")
         by_status[result.status.value] += 1
-        if counts is None:
-            resources.add(distinct(result.resource))
         if result.status is RuleStatus.FAIL:
             by_severity[policy.severity_key] += 1
         if result.status in FINDING_STATUSES:
@@ -221,9 +237,11 @@ def assemble_report(
         key=lambda g: (severity_rank[g.policy.severity_key], -g.counts["fail"], g.policy.name),
     )
     if counts is None:
+        by_resource = _by_resource(ordered, distinct)
         summary = Summary(by_status=by_status, failures_by_severity=by_severity,
-                          resources=len(resources), policies=len(policy_list), results=len(ordered))
-        by_namespace, by_source = _group(ordered, "namespace", distinct), _group(ordered, "source", distinct)
+                          resources=len({number for _, number, _ in by_resource}), policies=len(policy_list),
+                          results=len(ordered))
+        by_namespace, by_source = _group(by_resource, "namespace"), _group(by_resource, "source")
     else:
         status_counts = {**_zero_status(), **counts.by_status}
         summary = Summary(by_status=status_counts,

@@ -30,19 +30,29 @@ def collect_less_often() -> None:
 
 
 @contextmanager
-def importing() -> Iterator[None]:
-    """Import large modules without collections: an import builds long-lived objects (which
-    a collection walks again and again before they settle in the oldest generation) and
-    little garbage. If modules were loaded, every object is frozen afterwards, so later
-    collections skip them; only then: in a long-lived process (the scheduler) the objects
-    of a later scan must stay collectable."""
-    enabled, loaded = gc.isenabled(), len(sys.modules)
+def uncollected() -> Iterator[None]:
+    """Build many long-lived, acyclic objects (a run's report data) without collections: each
+    would walk again every object built so far, none of them garbage."""
+    enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
             gc.enable()
+
+
+@contextmanager
+def importing() -> Iterator[None]:
+    """Import large modules without collections (``uncollected``: an import builds long-lived
+    objects and little garbage). If modules were loaded, every object is frozen afterwards, so
+    later collections skip them; only then: in a long-lived process (the scheduler) the objects
+    of a later scan must stay collectable."""
+    loaded = len(sys.modules)
+    try:
+        with uncollected():
+            yield
+    finally:
         if len(sys.modules) > loaded:
             gc.freeze()
 

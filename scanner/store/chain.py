@@ -47,6 +47,7 @@ import orjson
 from sqlalchemy import Connection, Executable, delete, func, insert, select, update
 
 from scanner.store import tables as t
+from scanner.store.driver_rows import driver_batches
 
 CANONICAL_VERSION = 1
 PARTS = ("run", "sources", "policies", "results", "errors")
@@ -115,19 +116,7 @@ def _batches(connection: Connection, query: Executable | str, run_id: int) -> It
         return
     # the driver's rows as they come (tuples), without a result object per row: a run's results
     # are most of what finishing reads; on PostgreSQL through a server-side cursor (streamed)
-    driver = connection.connection.dbapi_connection
-    assert driver is not None
-    if connection.dialect.name == "postgresql":
-        cursor = driver.cursor(name="scanner_run_chain")
-        query = query.replace(":run", "%(run)s")
-    else:
-        cursor = driver.cursor()
-    try:
-        cursor.execute(query, {"run": run_id})
-        while batch := cursor.fetchmany(STREAM_BATCH):
-            yield batch
-    finally:
-        cursor.close()
+    yield from driver_batches(connection, query, run_id, cursor_name="scanner_run_chain")
 
 
 # What the results part reads besides the results: the run's resource observations, the

@@ -4,12 +4,15 @@ provenance (streamed), the policies it evaluated, and its error records."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 
 from sqlalchemy import Connection, Row, func, select
 
 from scanner.engine.exceptions import SKIP_MESSAGE, skipping_exceptions
 from scanner.engine.types import FailureAction, RuleStatus
 from scanner.store import tables as t
+from scanner.store.driver_rows import driver_batches
+from scanner.store.storedtext import ESCAPE, unescape_text
 from scanner.store.views import ErrorInfo, ExceptionSkips, ObservationInfo, PolicyInfo, ReportResult, ResourceRef
 
 STREAM_BATCH = 5_000
@@ -63,70 +66,68 @@ def policies_by_id(connection: Connection, run_id: int) -> dict[int, PolicyInfo]
     return _policies_by_id(connection, run_id)
 
 
-def run_observations(connection: Connection, run_id: int, *,
-                     ids: Iterable[int] | None = None) -> dict[int, ObservationInfo]:
-    """Where the run found each resource, by observation id (one ``ResourceRef`` per resource);
-    with ``ids``: those of its observations only (read by their key)."""
+def run_observations(connection: Connection, run_id: int) -> dict[int, ObservationInfo]:
+    """Where the run found each resource, by observation id (one ``ResourceRef`` per resource),
+    in the order reports list resources: namespace, kind, name, source, file."""
     resources: dict[int, ResourceRef] = {}
     found: dict[int, ObservationInfo] = {}
-    if ids is None:
-        o = t.resource_observations.c
-        queries = [select(o.observation_id, o.resource_id, t.sources.c.name, t.resources.c.api_version,
-                          t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, o.path, o.document_index,
-                          o.item_index, o.line, o.commit_sha, o.overlay, o.patches)
-                   .join(t.resources, t.resources.c.resource_id == o.resource_id)
-                   .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
-                   .where(o.run_id == run_id)]
-    else:
-        wanted, p, run_source = sorted(set(ids)), t.observation_rows.c, t.run_sources.c
-        queries = [select(p.observation_id, p.resource_id, t.sources.c.name, t.resources.c.api_version,
-                          t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, p.path, p.document_index,
-                          p.item_index, p.line, func.coalesce(p.commit_sha, run_source.commit_sha, ""), p.overlay,
-                          p.patches)
-                   .join(t.resources, t.resources.c.resource_id == p.resource_id)
-                   .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
-                   .outerjoin(t.run_sources, (run_source.run_id == run_id)
-                              & (run_source.source_id == t.sources.c.source_id))
-                   .where(p.observation_id.in_(wanted[start:start + 500]))
-                   for start in range(0, len(wanted), 500)]
-    for query in queries:
-        for (observation_id, resource_id, source, api_version, kind, namespace, name, file, document, item, line,
-             commit_sha, overlay, patches) in connection.execute(query):
-            resource = resources.get(resource_id)
-            if resource is None:
-                resource = resources[resource_id] = ResourceRef(source=source, api_version=api_version, kind=kind,
-                                                                namespace=namespace, name=name)
-            found[observation_id] = ObservationInfo(
-                resource=resource, file=file, document=document, item=item, line=line, commit_sha=commit_sha,
-                overlay=overlay or "", patches=tuple(patches.split("\n")) if patches else ())
+    o = t.resource_observations.c
+    query = (select(o.observation_id, o.resource_id, t.sources.c.name, t.resources.c.api_version,
+                    t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, o.path, o.document_index,
+                    o.item_index, o.line, o.commit_sha, o.overlay, o.patches)
+             .join(t.resources, t.resources.c.resource_id == o.resource_id)
+             .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
+             .where(o.run_id == run_id)
+             .order_by(t.resources.c.namespace, t.resources.c.kind, t.resources.c.name, t.sources.c.name, o.path,
+                       o.observation_id))
+    for (observation_id, resource_id, source, api_version, kind, namespace, name, file, document, item, line,
+         commit_sha, overlay, patches) in connection.execute(query):
+        resource = resources.get(resource_id)
+        if resource is None:
+            resource = resources[resource_id] = ResourceRef(source=source, api_version=api_version, kind=kind,
+                                                            namespace=namespace, name=name)
+        found[observation_id] = ObservationInfo(
+            resource=resource, file=file, document=document, item=item, line=line, commit_sha=commit_sha,
+            overlay=overlay or "", patches=tuple(patches.split("\n")) if patches else ())
     return found
 
 
 ResultRowTuple = tuple[int, str, str, str, str, str, str, int]
 """(policy id, rule, declared rule, status, message, path, action, observation id)"""
 
+_RESULTS = "SELECT check_id, policy_id, status, message, path, action, observation_id FROM results WHERE run_id = :run"
 
-def iter_run_result_rows(connection: Connection, run_id: int, *,
-                         statuses: Iterable[RuleStatus] = ()) -> Iterator[ResultRowTuple]:
-    """A run's results as ``(policy id, rule, declared rule, status, message, path, action,
-    observation id)``, ordered by policy, rule, namespace, kind, name, source, file: the
-    narrow rows a sort carries; the observations they name are read once (``run_observations``)."""
-    o = t.observation_rows.c  # (the observations' own rows: the run's view would be probed per result)
-    query = (select(t.results.c.policy_id, t.checks.c.rule, t.checks.c.declared_rule, t.results.c.status,
-                    t.results.c.message, t.results.c.path, t.results.c.action, t.results.c.observation_id)
-             .join(t.checks, t.checks.c.check_id == t.results.c.check_id)
-             .join(t.observation_rows, o.observation_id == t.results.c.observation_id)
-             .join(t.resources, t.resources.c.resource_id == t.results.c.resource_id)
-             .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
-             .where(t.results.c.run_id == run_id)
-             .order_by(t.checks.c.policy_namespace, t.checks.c.policy_name, t.checks.c.rule,
-                       t.resources.c.namespace, t.resources.c.kind, t.resources.c.name, t.sources.c.name,
-                       o.path, o.observation_id))
-    wanted = [RuleStatus(s).value for s in statuses]
-    if wanted:
-        query = query.where(t.results.c.status.in_(wanted))
-    for batch in connection.execution_options(yield_per=STREAM_BATCH).execute(query).partitions(STREAM_BATCH):
-        yield from batch  # type: ignore[misc]
+
+def run_result_rows(connection: Connection, run_id: int, observations: Iterable[int], *,
+                    statuses: Iterable[RuleStatus] = ()) -> list[ResultRowTuple]:
+    """A run's results as narrow rows, ordered by policy, rule, then their observation's place in
+    ``observations`` (the run's, as ``run_observations`` orders them): read as the driver gives
+    them and sorted here, by the rank the database gives each check and observation (its own
+    collation), rather than sorted wide in the database."""
+    c = t.checks.c
+    checks = {check_id: (rank, rule, declared) for check_id, rule, declared, rank in connection.execute(
+        select(c.check_id, c.rule, c.declared_rule,
+               func.dense_rank().over(order_by=(c.policy_namespace, c.policy_name, c.rule))))}
+    place = {observation_id: n for n, observation_id in enumerate(observations)}
+    width = len(place) + 1
+    query = _RESULTS
+    if wanted := [RuleStatus(s).value for s in statuses]:  # (the enumeration's own values)
+        query += " AND status IN (" + ", ".join(f"'{value}'" for value in wanted) + ")"
+    keyed: list[tuple[int, ResultRowTuple]] = []
+    for batch in driver_batches(connection, query, run_id, cursor_name="scanner_run_results"):
+        for check_id, policy_id, status, message, path, action, observation_id in batch:
+            rank, rule, declared = checks[check_id]
+            if ESCAPE in message:
+                message = unescape_text(message)
+            if ESCAPE in path:
+                path = unescape_text(path)
+            keyed.append((rank * width + place[observation_id],
+                          (policy_id, rule, declared, status, message, path, action, observation_id)))
+    keyed.sort(key=_FIRST)
+    return [row for _, row in keyed]
+
+
+_FIRST = itemgetter(0)
 
 
 def iter_run_results(connection: Connection, run_id: int, *,
@@ -136,8 +137,8 @@ def iter_run_results(connection: Connection, run_id: int, *,
     observations = run_observations(connection, run_id)
     statuses_by_value = {s.value: s for s in RuleStatus}
     actions_by_value = {a.value: a for a in FailureAction}
-    for policy_id, rule, declared_rule, status, message, path, action, observation_id in iter_run_result_rows(
-            connection, run_id, statuses=statuses):
+    for policy_id, rule, declared_rule, status, message, path, action, observation_id in run_result_rows(
+            connection, run_id, observations, statuses=statuses):
         ob = observations[observation_id]
         yield ReportResult(
             policy=policies[policy_id], rule=rule, declared_rule=declared_rule,

@@ -259,26 +259,23 @@ class Store:
 
     def iter_run_results(self, run_id: int, *,
                          statuses: Iterable[RuleStatus] = ()) -> Iterator[ReportResult]:
-        """Stream a run's results (constant memory) in a stable order."""
+        """A run's results in the order reports list them (its narrow rows are read first)."""
         with self._read(f"read the results of run {run_id}") as c:
             yield from reporting.iter_run_results(c, run_id, statuses=statuses)
 
-    def iter_run_result_rows(self, run_id: int, *,
-                             statuses: Iterable[RuleStatus] = ()) -> Iterator[reporting.ResultRowTuple]:
-        """Stream a run's results as narrow rows in the order of ``iter_run_results``: ``(policy
-        id, rule, declared rule, status, message, path, action, observation id)``, to read with
-        ``run_policies_by_id`` and ``run_observations``."""
+    def run_result_rows(self, run_id: int, *, statuses: Iterable[RuleStatus] = ()
+                        ) -> tuple[list[reporting.ResultRowTuple], dict[int, ObservationInfo]]:
+        """A run's results as narrow rows in the order of ``iter_run_results``: ``(policy id,
+        rule, declared rule, status, message, path, action, observation id)``, and where the run
+        found each resource, by observation id (read in one transaction); to read with
+        ``run_policies_by_id``."""
         with self._read(f"read the results of run {run_id}") as c:
-            yield from reporting.iter_run_result_rows(c, run_id, statuses=statuses)
+            observations = reporting.run_observations(c, run_id)
+            return reporting.run_result_rows(c, run_id, observations, statuses=statuses), observations
 
     def run_policies_by_id(self, run_id: int) -> dict[int, PolicyInfo]:
         with self._read(f"read the policies of run {run_id}") as c:
             return reporting.policies_by_id(c, run_id)
-
-    def run_observations(self, run_id: int, *, ids: Iterable[int] | None = None) -> dict[int, ObservationInfo]:
-        """Where the run found each resource, by observation id (with ``ids``: those only)."""
-        with self._read(f"read the resources of run {run_id}") as c:
-            return reporting.run_observations(c, run_id, ids=ids)
 
     def iter_run_observations(self, run_id: int) -> Iterator[tuple[str, str, bool]]:
         """``(namespace, source, failing)`` per resource observation with results in the run."""
