@@ -8,7 +8,7 @@ from scanner.engine.types import FailureAction, RuleStatus
 from scanner.errors import StoreError
 from scanner.store import ResourceRecord, ResourceRef, SourceRecord, SourceType, Store
 from tests.store.conftest import day
-from tests.store.scan_helpers import pod, scan
+from tests.store.scan_helpers import pod, policy, scan
 
 P, F, W, S = RuleStatus.PASS, RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.SKIP
 NONE = {"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0}
@@ -106,6 +106,37 @@ def test_queries_resource_history_lists_provenance_and_results(store: Store) -> 
         (second, "apps/moved.yaml", 9, [("require-labels", "check-labels", P)]),
         (first, "apps/web.yaml", 3, [("require-labels", "check-labels", F)])]
     assert store.resource_history(ResourceRef("repo", "v1", "Pod", "default", "nope")) is None
+
+
+def test_queries_report_results_follow_policy_rule_then_resource_order(store: Store) -> None:
+    # (policy namespace, policy, rule), then (namespace, kind, name, source, file): stored in
+    # another order, sorted by the ranks the database gives the checks and observations
+    def node(name: str, source: str = "repo") -> ResourceRecord:
+        return ResourceRecord(source=source, api_version="v1", kind="Node", name=name, namespace="",
+                              path=f"nodes/{name}.yaml", line=1, commit_sha="c0ffee")
+
+    web_b = pod("web", source="b-repo")
+    web_again = pod("web", path="apps/z-web.yaml")
+    local = ("team/ns-policy", "check-local")
+    outcome = {web_again: {LABELS: F, local: P}, web_b: {LABELS: P}, node("n2"): {LABELS: P, LATEST: F},
+               WEB: {LABELS: P, LATEST: P}, node("n1", source="b-repo"): {LABELS: W}, DB: {LABELS: P}}
+    run_id = scan(store, day(0), outcome, policies=[policy("require-labels"), policy("disallow-latest"),
+                                                    policy("ns-policy", namespace="team")],
+                  sources=[SourceRecord(name=n, type=SourceType.GIT, url=f"https://git.example/{n}.git",
+                                        commit_sha="c0ffee") for n in ("repo", "b-repo")])
+    assert [(r.policy.name, r.rule, r.resource.namespace, r.resource.kind, r.resource.name, r.resource.source,
+             r.file) for r in store.iter_run_results(run_id)] == [
+        ("disallow-latest", "check-tag", "", "Node", "n2", "repo", "nodes/n2.yaml"),
+        ("disallow-latest", "check-tag", "default", "Pod", "web", "repo", "apps/web.yaml"),
+        ("require-labels", "check-labels", "", "Node", "n1", "b-repo", "nodes/n1.yaml"),
+        ("require-labels", "check-labels", "", "Node", "n2", "repo", "nodes/n2.yaml"),
+        ("require-labels", "check-labels", "data", "Pod", "db", "repo", "apps/db.yaml"),
+        ("require-labels", "check-labels", "default", "Pod", "web", "b-repo", "apps/web.yaml"),
+        ("require-labels", "check-labels", "default", "Pod", "web", "repo", "apps/web.yaml"),
+        ("require-labels", "check-labels", "default", "Pod", "web", "repo", "apps/z-web.yaml"),
+        ("ns-policy", "check-local", "default", "Pod", "web", "repo", "apps/z-web.yaml")]
+    assert [(r.rule, r.resource.name, r.status) for r in store.iter_run_results(run_id, statuses=[F, W])] == [
+        ("check-tag", "n2", F), ("check-labels", "n1", W), ("check-labels", "web", F)]
 
 
 def test_queries_latest_and_previous_runs(store: Store) -> None:

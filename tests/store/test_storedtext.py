@@ -48,6 +48,7 @@ def test_store_keeps_nul_in_every_text_column(store: Store) -> None:
                   errors=[ErrorRecord(kind="manifest", path="bad\x00.yaml", line=1, message=message, source="repo")])
     results = list(store.iter_run_results(run_id))
     assert [(r.resource.name, r.resource.namespace, r.rule) for r in results] == [(name, "ns\x00x", "check\x00rule")]
+    assert [(r.message, r.file) for r in results] == [("check\x00rule fail", "apps/a\x00.yaml")]
     assert [(e.path, e.message) for e in store.run_errors(run_id)] == [("bad\x00.yaml", message)]
     # the same stored bytes on both backends: escaped, no NUL
     engine = create_engine(store.url)
