@@ -7,7 +7,9 @@ C loader, side by side, at several corpus sizes; optionally against Checkov.
     python benchmarks/bench_scan.py --nightly [--sizes 10000] [--database URL] [--churn-nights N]
 
 ``--nightly``: a first scan, an unchanged rescan, a rescan after a commit changing 1% of the
-files and one after a change of one policy rule, into one database (``nightly.py``).
+files and one after a change of one policy rule, into one database (``nightly.py``); with
+``--churn-nights N``, a first scan and N nights of commits changing 1% of the files, then the
+database's growth and whether run 1's audit record is unchanged.
 
 Corpora come from ``../shared/bench/make_corpus.py`` (seed 1), generated into --work once.
 Prints, per size: parse-only seconds, first-scan seconds (new database, Git clone), their ratio,

@@ -13,7 +13,9 @@ or, with ``churn_nights`` N, the first night and then N nights, each a commit ch
 Printed per night: seconds of the whole command (reports included) and of the stored run, their
 share of the first night's, the (document, policy) pairs evaluated and reused, the shards sent again
 unread, the database's size and what the night added to it (SQLite: the file; PostgreSQL: the
-relations of its schema), and that share of the first night's bytes.
+relations of its schema), and that share of the first night's bytes. With ``churn_nights``, also
+whether the first run's audit record (``audit-json``, its ``content_digest``) is the same after the
+last night as after the first.
 """
 
 from __future__ import annotations
@@ -110,6 +112,13 @@ def scan(config: pathlib.Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def first_audit(url: str, out: pathlib.Path) -> tuple[str, bytes]:
+    """Run 1's audit record as ``scanner report`` renders it: its content digest and bytes."""
+    subprocess.run([sys.executable, "-m", "scanner", "report", "--database", url, "--run", "1", "--format",
+                    "audit-json", "--out", str(out)], check=True, capture_output=True)
+    return json.loads(out.read_text())["content_digest"], out.read_bytes()
+
+
 def nightly(corpus: pathlib.Path, url: str | None, work_root: pathlib.Path, churn_nights: int = 0) -> list[dict]:
     work = pathlib.Path(tempfile.mkdtemp(prefix="nightly-", dir=work_root))
     copy_corpus(corpus, work)
@@ -132,6 +141,8 @@ def nightly(corpus: pathlib.Path, url: str | None, work_root: pathlib.Path, chur
         size = database_bytes(url)
         nights.append({"night": name, "change": what, "wall_s": took, **done, "db_bytes": size,
                        "added_bytes": size - before})
+        if churn_nights and len(nights) in (1, len(steps)):  # (not timed)
+            nights[-1]["first_audit"] = first_audit(url, work / f"audit-{len(nights)}.json")
     shutil.rmtree(work, ignore_errors=True)
     return nights
 
@@ -149,3 +160,6 @@ def print_nights(nights: list[dict]) -> None:
     if last["night"].startswith("churn-"):
         print(f"after {last['night'].removeprefix('churn-')} nights of 1% churn: {last['db_bytes'] / 1e6:.1f} MB, "
               f"{last['db_bytes'] / first['db_bytes']:.2f}x the first night's database")
+        (digest, text), (after, after_text) = first["first_audit"], last["first_audit"]
+        print(f"run 1's audit record after them: content_digest {'unchanged' if after == digest else 'CHANGED'} "
+              f"({digest}), {'the same bytes' if after_text == text else 'OTHER BYTES'}")

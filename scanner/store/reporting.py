@@ -1,5 +1,6 @@
-"""What reports read about one run: its results joined with policy metadata and
-provenance (streamed), the policies it evaluated, and its error records."""
+"""What reports read about one run: its results (narrow rows, read through the driver and put
+in report order here), where it found each resource, the policies it evaluated, and its error
+records."""
 
 from __future__ import annotations
 
