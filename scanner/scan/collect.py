@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
@@ -13,10 +14,12 @@ from scanner.errors import Location, PolicyError
 from scanner.policies import NotEvaluated, UnsupportedPolicy
 from scanner.scan.plan import SourceRun, source_fatal_errors, source_location
 from scanner.scan.progress import ScanProgress
+from scanner.scan.replay import ShardFootprint, footprint_key
 from scanner.scan.result_reuse import CacheUpdate
 from scanner.scan.workers import ShardTask
 from scanner.sources.documents import WARNING
 from scanner.sources.provenance import ErrorRecord as SourceErrorRecord
+from scanner.sources.provenance import SourceStats
 from scanner.store import records
 
 
@@ -56,6 +59,24 @@ def not_evaluated_row(policy: NotEvaluated) -> records.ErrorRecord:
                                line=policy.location.line)
 
 
+@dataclass(slots=True)
+class _Kept:
+    """What a keyed shard task sent, for its footprint (``scanner.scan.replay``)."""
+
+    records: list[records.ResourceRecord] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    enforce_failures: int = 0
+    with_results: int = 0
+    errors: list[SourceErrorRecord] = field(default_factory=list)
+    digests: list[str] = field(default_factory=list)
+    stats: SourceStats | None = None  # (once done without failing)
+
+
+def _slot(task: ShardTask) -> str:
+    """What a shard's stored output replaces: the output stored for the same shard of its source."""
+    return hashlib.sha256(f"{task.source}\0{task.shard.index}/{task.shard.count}".encode()).hexdigest()
+
+
 _FAIL, _ENFORCE = RuleStatus.FAIL.value, FailureAction.ENFORCE.value
 _FIELDS = records.ResultRow._fields
 _RESOURCE_INDEX = itemgetter(_FIELDS.index("resource_index"))
@@ -69,9 +90,11 @@ class Collector:
     BATCH = 2000
 
     def __init__(self, writer: Any, tasks: dict[int, ShardTask], runs: dict[str, SourceRun],
-                 progress: ScanProgress) -> None:
+                 progress: ScanProgress, send: Callable[[list[ShardTask]], None] | None = None) -> None:
         self.writer, self.tasks, self.runs, self.progress = writer, tasks, runs, progress
+        self.send = send  # hands tasks to the workers (a task whose footprint was refused, again)
         self.tally = Tally()
+        self.kept: dict[int, _Kept] = {}  # keyed tasks read or replayed from their output
         self.pending: list[tuple[list[records.ResourceRecord], list[records.ResultRow]]] = []
         self.pending_results = 0
         self.cache = CacheUpdate()  # result cache entries to store, and digests reused
@@ -101,8 +124,7 @@ class Collector:
         if task.key is None or failure:
             return
         if output is not None:
-            slot = f"{task.source}\0{task.shard.index}/{task.shard.count}"
-            self.outputs[task.key] = (hashlib.sha256(slot.encode()).hexdigest(), output)
+            self.outputs[task.key] = (_slot(task), output)
         else:
             self.replayed.append(task.key)
             self.tally.replayed += 1
@@ -117,32 +139,97 @@ class Collector:
             self.pending_results += len(result_rows)
             if self.pending_results >= self.BATCH:
                 self.flush()
-            tally = self.tally
             outcomes = Counter(map(_OUTCOME, result_rows))  # (status, action) pairs, counted in C
+            counts: Counter[str] = Counter()
             for (status, _), count in outcomes.items():
-                tally.counts[status] += count
-            tally.enforce_failures += outcomes.get((_FAIL, _ENFORCE), 0)
-            if errors:
-                self.writer.add_errors([error_row(e) for e in errors])
-                tally.errors += sum(e.kind != WARNING for e in errors)  # a warning fails no gate
-                for e in source_fatal_errors(errors):
-                    fatal = self.runs[e.source].fatal
-                    if e.message not in fatal:
-                        fatal.append(e.message)
-            tally.resources += len(resources)
-            tally.with_results += len(set(map(_RESOURCE_INDEX, result_rows)))
-            self.runs[self.tasks[task_id].source].resources += len(resources)
-            self.progress.resources(len(resources))
+                counts[status] += count
+            with_results = len(set(map(_RESOURCE_INDEX, result_rows)))
+            task = self.tasks[task_id]
+            self._count(task, counts, outcomes.get((_FAIL, _ENFORCE), 0), len(resources), with_results, errors)
+            if task.key is not None:
+                kept = self.kept.setdefault(task_id, _Kept())
+                kept.records += resources
+                kept.counts.update(counts)
+                kept.enforce_failures += outcomes.get((_FAIL, _ENFORCE), 0)
+                kept.with_results += with_results
+                kept.errors += errors
+                if cache is not None:
+                    kept.digests += [*cache.entries, *cache.reused]
+        elif message[0] == "footprint":
+            _, task_id, blob = message
+            self._footprint(self.tasks[task_id], blob)
         else:
             _, task_id, stats, failure, output = message
             task = self.tasks[task_id]
+            if task.key is not None:
+                self.kept.setdefault(task_id, _Kept()).stats = None if failure else stats
             self._stored(task, failure, output)
-            run = self.runs[task.source]
-            run.done += 1
-            self.progress.task_done()
-            run.skipped.update(stats.skipped)
-            if failure:
-                self.fail(run, f"source failed: {failure}")
+            self._done(task, stats, failure)
+
+    def _count(self, task: ShardTask, counts: Counter[str], enforce_failures: int, resources: int,
+               with_results: int, errors: list[SourceErrorRecord]) -> None:
+        """Tally what a task sent: results by status, resources, errors."""
+        tally = self.tally
+        tally.counts.update(counts)
+        tally.enforce_failures += enforce_failures
+        if errors:
+            self.writer.add_errors([error_row(e) for e in errors])
+            tally.errors += sum(e.kind != WARNING for e in errors)  # a warning fails no gate
+            for e in source_fatal_errors(errors):
+                fatal = self.runs[e.source].fatal
+                if e.message not in fatal:
+                    fatal.append(e.message)
+        tally.resources += resources
+        tally.with_results += with_results
+        self.runs[task.source].resources += resources
+        self.progress.resources(resources)
+
+    def _done(self, task: ShardTask, stats: SourceStats, failure: str | None) -> None:
+        run = self.runs[task.source]
+        run.done += 1
+        self.progress.task_done()
+        run.skipped.update(stats.skipped)
+        if failure:
+            self.fail(run, f"source failed: {failure}")
+
+    def _footprint(self, task: ShardTask, blob: bytes) -> None:
+        """A shard sent as its footprint: its observations made the run's, or, when they cannot
+        be (not those of its source's last completed run), the task sent again without it."""
+        try:
+            footprint = ShardFootprint.decode(blob)
+        except ValueError:
+            footprint = None
+        if footprint is None or not self.writer.share_footprint(task.source, footprint.stored):
+            again = replace(task, task_id=max(self.tasks) + 1, footprint=False)
+            self.tasks[again.task_id] = again
+            if self.send is None:
+                raise RuntimeError("a refused footprint's task cannot be sent again")
+            self.send([again])
+            return
+        self._count(task, Counter(footprint.counts), footprint.enforce_failures, footprint.resources,
+                    footprint.with_results, footprint.errors)
+        self.cache.reused += footprint.digests
+        assert task.key is not None
+        self.replayed.append(footprint_key(task.key))
+        self._stored(task, None, None)
+        self._done(task, footprint.stats, None)
+
+    def store_footprints(self) -> None:
+        """After the last results are written: the footprint of each keyed task read or replayed
+        from its output (``ShardFootprint``), stored beside its output."""
+        outputs: dict[str, tuple[str, bytes]] = {}
+        for task_id, kept in self.kept.items():
+            task = self.tasks[task_id]
+            if kept.stats is None or task.key is None or self.runs[task.source].fatal:
+                continue
+            stored = self.writer.footprint(kept.records)
+            if stored is None:
+                continue
+            footprint = ShardFootprint(stored, dict(kept.counts), kept.enforce_failures, len(kept.records),
+                                       kept.with_results, kept.errors, kept.digests, kept.stats)
+            outputs[footprint_key(task.key)] = (footprint_key(_slot(task)), footprint.encode())
+        if outputs:
+            self.writer.add_shard_outputs(outputs, [])
 
     def worker_failed(self, task: ShardTask, error: BaseException) -> None:
         run = self.runs[task.source]

@@ -107,7 +107,7 @@ class WorkerPool:
                     idle()
                 continue
             handle(message)
-            if message[0] == "done":
+            if message[0] in ("done", "footprint"):  # (a task's last message)
                 finished.add(message[1])
         self._collected = True
 

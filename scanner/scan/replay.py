@@ -18,6 +18,15 @@ it and, when there is one, sends it again (the current commit in place of the re
 instead of reading the shard. A task that read its shard without failing sends its output with
 its ``done`` message, to be stored under its key.
 
+A shard's output also leaves a **footprint** in the run that stores it (``ShardFootprint``,
+stored beside the output under ``footprint_key``): the observations its resources became (by
+their content digest), their results as the audit chain hashes them, their tallies and what
+the scan counts of them. A worker that finds a shard's footprint sends it instead of the
+output, and the scan makes those observations the run's without a row of them read or
+written, when the source's last completed run has each of them under its digest (as the
+output's rows would be matched to them); otherwise it sends the task again, to be replayed
+from its output or read.
+
 The shards of a source depend on the scan's worker count (``scan.jobs``): a scan with another
 count reads every shard again.
 """
@@ -38,6 +47,7 @@ from scanner.scan.result_reuse import FORMAT
 from scanner.sources.paths import PathFilter, Shard, walk_tree
 from scanner.sources.provenance import ErrorRecord, SourceStats
 from scanner.sources.tree import TreeOptions
+from scanner.store.records import StoredFootprint
 
 
 class Task(Protocol):
@@ -98,6 +108,43 @@ class ShardOutput:
         return [([(*row[:COMMIT_COLUMN], commit, *row[COMMIT_COLUMN + 1:]) if row[COMMIT_COLUMN] == recorded
                   else row for row in resources], results, errors, digests)
                 for resources, results, errors, digests in self.chunks]
+
+
+@dataclass(slots=True)
+class ShardFootprint:
+    """What a shard's output became in the run that stored it (``stored``), and what the scan
+    counts of it: results by status, enforced failures, resources (those with results), the
+    errors and the result cache digests its chunks carry, its source counts."""
+
+    stored: StoredFootprint
+    counts: dict[str, int]
+    enforce_failures: int
+    resources: int
+    with_results: int
+    errors: list[ErrorRecord]
+    digests: list[str]
+    stats: SourceStats
+
+    def encode(self) -> bytes:
+        return zlib.compress(pickle.dumps(self, 5), 1)
+
+    @staticmethod
+    def decode(blob: bytes) -> ShardFootprint:
+        """The footprint ``encode`` gave; ValueError when ``blob`` is not one."""
+        try:
+            footprint = pickle.loads(zlib.decompress(blob))
+        except (pickle.UnpicklingError, zlib.error, EOFError, AttributeError, ImportError, TypeError,
+                IndexError) as exc:
+            raise ValueError(f"unreadable shard footprint: {exc}") from exc
+        if not isinstance(footprint, ShardFootprint):
+            raise ValueError("a shard cache row is not a shard footprint")
+        return footprint
+
+
+def footprint_key(key: str) -> str:
+    """The key a shard's footprint is stored under, beside its output's ``key`` (and the slot
+    it takes, beside its output's slot)."""
+    return _sha("footprint", key)
 
 
 def _sha(*parts: object) -> str:

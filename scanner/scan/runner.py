@@ -289,7 +289,7 @@ def _store_run(config: Config, store: Store, trigger: records.Trigger, started_a
         for source_run in runs.values():
             writer.add_source(source_record(source_run.cfg, source_run.source))
             writer.add_errors([error_row(e) for e in source_run.errors])
-        collect = Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress)
+        collect = Collector(writer, {t.task_id: t for t in workers.tasks}, runs, progress, workers.add)
         collect.tally.errors += (sum(len(r.errors) for r in runs.values()) + len(policy_set.unsupported)
                                  + len(policy_set.errors))
         collect.tally.not_scanned = len(not_scanned)
@@ -297,6 +297,7 @@ def _store_run(config: Config, store: Store, trigger: records.Trigger, started_a
         workers.close()
         progress.stage("writing the last results and finishing the run")
         collect.flush()
+        collect.store_footprints()
         tally = collect.tally
         for name, source_run in runs.items():
             if source_run.fatal:

@@ -6,7 +6,8 @@ Messages sent to the scan (through ``emit``): ``("chunk", task, resources, resul
 cache)`` (``cache``: what the chunk adds to the result cache, ``scanner.scan.result_reuse``, or
 None) and, once per task, ``("done", task, stats, failure, output)`` (``output``: the task's
 encoded output to store under its shard key, ``scanner.scan.replay``, or None). A task whose
-output is stored sends it again instead of reading its shard.
+output is stored sends it again instead of reading its shard; one whose footprint is stored
+sends ``("footprint", task, footprint)`` alone (the encoded ``ShardFootprint``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from scanner.engine.types import RuleResult
 from scanner.engine.values import Values
 from scanner.lookup import ResourceLookup, param_kinds
 from scanner.scan.processes import collect_less_often
-from scanner.scan.replay import ShardOutput
+from scanner.scan.replay import ShardOutput, footprint_key
 from scanner.scan.result_reuse import CacheUpdate, DocumentCache, ReuseSetup, Row, SelectiveIndex
 from scanner.sources.documents import Origin
 from scanner.sources.export import ExportSource
@@ -84,6 +85,7 @@ class ShardTask:
     tree: TreeOptions = field(default_factory=TreeOptions)
     shard: Shard = field(default_factory=Shard)
     key: str | None = None  # the shard key its output is stored under (``scanner.scan.replay``)
+    footprint: bool = True  # with a key: its footprint may be sent instead (not when it was refused)
     tool_versions: Known = ()  # the renderers' version probes the scan answered (``tool_versions``)
 
 
@@ -285,10 +287,16 @@ _GIT_TREES: dict[tuple[str, str | None], GitTree] = {}
 
 
 def _replay(task: ShardTask, emit: Emit) -> bool:
-    """Send the output stored under the task's key again; False when there is none (or one that
-    cannot be read: the shard is then read, and its output stored anew)."""
+    """Send the footprint stored under the task's key, or else its output, again; False when
+    there is none (or one that cannot be read: the shard is then read, and its output stored
+    anew)."""
     stored: StoredCache | None = _WORKER.get("stored")
-    blob = stored.shard_output(task.key) if stored is not None and task.key is not None else None
+    if stored is None or task.key is None:
+        return False
+    if task.footprint and (footprint := stored.shard_output(footprint_key(task.key))) is not None:
+        emit(("footprint", task.task_id, footprint))
+        return True
+    blob = stored.shard_output(task.key)
     if blob is None:
         return False
     try:

@@ -175,6 +175,16 @@ class WrittenResults:
                 blocks[observation] = ascii_json(batch[start:end])[1:-1]
                 start = end
 
+    def add_texts(self, texts: dict[int, bytes], checks: set[int]) -> None:
+        """Stored result rows of the run, as ``add`` keeps them (observation id -> text)."""
+        if not self.usable or not texts:
+            return
+        if not self.blocks.keys().isdisjoint(texts):
+            self.usable = False
+            return
+        self.blocks.update(texts)
+        self.checks.update(checks)
+
     def digest(self) -> hashlib._Hash:
         """SHA-256 fed with the rows' text, in key order."""
         digest = hashlib.sha256()

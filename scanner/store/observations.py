@@ -34,6 +34,7 @@ class RunObservations:
         self.reusable: dict[int, dict[str, int]] = {}
         self.shared: set[int] = set()
         self.whole: set[int] = set()
+        self.digests: dict[int, str] = {}  # observation id -> content digest, of those written whole
         self._loaded: set[str] = set()
         self._marks: dict[str, int] = {}
 
@@ -77,21 +78,59 @@ class RunObservations:
                 digest = observation_digest((resource_id, record.path, record.document, record.item, record.line,
                                              self._commit(record), record.overlay, record.patches, content))
                 source_id = self.sources[record.source]
-                reusable = self.reusable.get(source_id)
-                if reusable is None:
-                    reusable = self.reusable[source_id] = previous_observations(connection, source_id)
-                observation_id = reusable.pop(digest, None)
+                observation_id = self._reusable(connection, source_id).pop(digest, None)
                 if observation_id is None:
                     new.append((record, digest))
                     continue
                 reused.append(observation_id)
                 self.shared.add(observation_id)
                 self.whole.add(observation_id)
+                self.digests[observation_id] = digest
                 self.by_record[record] = (observation_id, resource_id)
                 self.placements[resource_id] = (source_id, record.namespace)
         add_ids(connection, "run_observation_blocks", self.run_id, reused)
         self._add(connection, list(dict(new).items()))
-        self.whole.update(self.by_record[record][0] for record, _ in new)
+        for record, new_digest in new:
+            observation_id = self.by_record[record][0]
+            self.whole.add(observation_id)
+            if new_digest is not None:
+                self.digests[observation_id] = new_digest
+
+    def share(self, connection: Connection, source_id: int, observations: dict[str, int]) -> bool:
+        """Make ``observations`` (content digest -> id, of the source's resources, written whole
+        before) the run's when its source's last completed run has each of them under its
+        digest, as ``observe_whole`` would find them; False (nothing done) otherwise."""
+        reusable = self._reusable(connection, source_id)
+        if any(reusable.get(digest) != observation_id for digest, observation_id in observations.items()):
+            return False
+        for digest, observation_id in observations.items():
+            del reusable[digest]
+            self.digests[observation_id] = digest
+        ids = list(observations.values())
+        self.shared.update(ids)
+        self.whole.update(ids)
+        add_ids(connection, "run_observation_blocks", self.run_id, ids)
+        return True
+
+    def written_whole(self, records: list[ResourceRecord]) -> dict[str, int] | None:
+        """The observations of ``records`` (content digest -> id) when each was written whole
+        at the run's commit of its source (as a later run at another commit stores it too);
+        None otherwise."""
+        found: dict[str, int] = {}
+        for record in records:
+            observation_id = self.by_record.get(record, (-1, -1))[0]
+            digest = self.digests.get(observation_id)
+            if digest is None or self._commit(record) is not None:
+                return None
+            found[digest] = observation_id
+        return found
+
+    def _reusable(self, connection: Connection, source_id: int) -> dict[str, int]:
+        """The observations of the source's last completed run not reused yet, digest -> id."""
+        reusable = self.reusable.get(source_id)
+        if reusable is None:
+            reusable = self.reusable[source_id] = previous_observations(connection, source_id)
+        return reusable
 
     def _commit(self, record: ResourceRecord) -> str | None:
         """What an observation stores of its commit: None for the run's commit of its source."""

@@ -219,3 +219,18 @@ class ErrorRecord:
     source: str | None = None
     path: str = ""
     line: int | None = None
+
+
+@dataclass(slots=True)
+class StoredFootprint:
+    """What a run stored for resources written whole with all their results (one shard's), for a
+    later run to share without their rows (``RunWriter.share_footprint``): their observations
+    (content digest -> id), their results as the chain hashes them (observation id -> text,
+    and the checks named), their tallies ((source id, namespace, check id, status) -> count)
+    and the policy of each check."""
+
+    observations: dict[str, int]
+    texts: dict[int, bytes]
+    checks: set[int]
+    tallies: dict[tuple[int, str, int, str], int]
+    check_policies: dict[int, int]

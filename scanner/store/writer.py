@@ -12,9 +12,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from itertools import islice
+from operator import itemgetter
 from types import TracebackType
 from typing import Any
 
+import orjson
 from sqlalchemy import Connection, Engine, select, update
 from sqlalchemy.engine import URL
 
@@ -35,6 +37,7 @@ from scanner.store.records import (
     ResultRow,
     RunStatus,
     SourceRecord,
+    StoredFootprint,
     result_rows,
 )
 from scanner.store.result_cache import write_entries, write_shard_outputs
@@ -43,6 +46,8 @@ DEFAULT_BATCH = 10_000
 # where the tallies read a written result row
 _CHECK_ID, _RESOURCE_ID, _POLICY_ID, _STATUS = (
     bulk.RESULT_COLUMNS.index(name) for name in ("check_id", "resource_id", "policy_id", "status"))
+_RESOURCE, _CHECK, _STATUS_OF = itemgetter(_RESOURCE_ID), itemgetter(_CHECK_ID), itemgetter(_STATUS)
+_CHECK_POLICY = itemgetter(_CHECK_ID, _POLICY_ID)
 
 
 class RunWriter:
@@ -231,6 +236,37 @@ class RunWriter:
             self._written.add(stored)
         self._count(rows)
         return len(rows)
+
+    def footprint(self, records: list[ResourceRecord]) -> StoredFootprint | None:
+        """What the run stored for ``records`` (written whole: ``add_result_rows``), for a later
+        run to share (``share_footprint``); None when it cannot: a record not written whole at
+        the run's commit of its source, or results not kept as hashed."""
+        written = self._written
+        observations = self._seen.written_whole(records)
+        if written is None or not written.usable or observations is None:
+            return None
+        blocks = written.blocks
+        texts = {observation_id: blocks[observation_id] for observation_id in observations.values()
+                 if observation_id in blocks}
+        rows = orjson.loads(b"[" + b",".join(texts.values()) + b"]")
+        places = map(self._seen.placements.__getitem__, map(_RESOURCE, rows))  # (counted in C)
+        tallied = Counter(zip(places, map(_CHECK, rows), map(_STATUS_OF, rows), strict=True))
+        tallies = {(*place, check_id, status): count for (place, check_id, status), count in tallied.items()}
+        check_policies = dict(map(_CHECK_POLICY, rows))
+        return StoredFootprint(observations=observations, texts=texts, checks=set(check_policies),
+                               tallies=tallies, check_policies=check_policies)
+
+    def share_footprint(self, source: str, footprint: StoredFootprint) -> bool:
+        """Make what an earlier run stored for resources of ``source`` (``footprint``) this run's,
+        when they are what its source's last completed run has; False (nothing done) otherwise."""
+        with self._write("share observations") as connection:
+            if not self._seen.share(connection, self._source_id(source, "a footprint"), footprint.observations):
+                return False
+        if self._written is not None:
+            self._written.add_texts(footprint.texts, footprint.checks)
+        self._tallies.update(footprint.tallies)
+        self._check_policies.update(footprint.check_policies)
+        return True
 
     def add_results(self, records: Iterable[ResultRecord]) -> int:
         """``add_result_rows`` of result records, a transaction per batch (constant memory);

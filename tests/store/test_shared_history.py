@@ -6,9 +6,11 @@ from __future__ import annotations
 import pathlib
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import text
 
 from scanner.engine.types import RuleStatus
+from scanner.scan.replay import ShardFootprint, footprint_key
 from scanner.store import Store
 from scanner.store.prune import discard_unfinished
 from scanner.store.shared_rows import block_ids, id_blocks, id_ranges
@@ -172,3 +174,66 @@ def _bytes(store: Store) -> int:
             return connection.execute(text("SELECT pg_total_relation_size('shard_cache')")).scalar_one()
         pages = connection.exec_driver_sql("PRAGMA page_count").scalar_one()
         return pages * connection.exec_driver_sql("PRAGMA page_size").scalar_one()
+
+
+def _shard_cache(url: str) -> dict[str, bytes]:
+    with Store(url) as store, store.engine.connect() as connection:
+        return {key: bytes(blob) for key, blob in connection.execute(text("SELECT shard_key, output FROM shard_cache"))}
+
+
+def _rewrite(url: str, blobs: dict[str, bytes]) -> None:
+    with Store(url) as store, store.engine.begin() as connection:
+        connection.execute(text("UPDATE shard_cache SET output = :blob WHERE shard_key = :key"),
+                           [{"key": key, "blob": blob} for key, blob in blobs.items()])
+
+
+def _outputs_and_footprints(url: str) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The stored shard outputs with a footprint, and their footprints (by the output's key)."""
+    cache = _shard_cache(url)
+    with_footprint = {key: footprint_key(key) for key in cache if footprint_key(key) in cache}
+    return ({key: cache[key] for key in with_footprint},
+            {key: cache[footprint] for key, footprint in with_footprint.items()})
+
+
+def test_shared_history_an_unchanged_shard_is_replayed_from_its_footprint(databases: tuple[str, str],
+                                                                          tmp_path: pathlib.Path) -> None:
+    url, scratch = databases
+    estate = Estate(tmp_path)
+    first = estate.scan(url, "first")
+    outputs, footprints = _outputs_and_footprints(url)
+    assert len(footprints) == 2  # the tree's shard, the export's
+    assert all(ShardFootprint.decode(blob).stored.observations for blob in footprints.values())
+    _rewrite(url, dict.fromkeys(outputs, b"not an output"))  # a footprint is enough: no output is read
+    before = _rows(url)
+    night = estate.scan(url, "night")
+    assert (night.replayed, night.evaluated, night.counts) == (2, 0, first.counts)
+    assert _rows(url)["observation_rows"] == before["observation_rows"]
+    assert stored(url, night.run_id) == stored(url, first.run_id)
+    assert _outputs_and_footprints(url)[1] == footprints  # (not written again)
+    assert stored(url, night.run_id) == from_scratch(estate, scratch, "scratch")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("footprint", ["unreadable", "naming-another-observation"])
+def test_shared_history_a_refused_footprint_replays_the_shards_output(
+        databases: tuple[str, str], tmp_path: pathlib.Path, footprint: str, jobs: int) -> None:
+    url, scratch = databases
+    estate = Estate(tmp_path)
+    first = estate.scan(url, "first", jobs=jobs)
+    _, footprints = _outputs_and_footprints(url)
+    if footprint == "unreadable":
+        changed = dict.fromkeys(footprints, b"not a footprint")
+    else:  # (as one stored by a run that failed after it, whose new observations were discarded)
+        changed = {}
+        for key, blob in footprints.items():
+            observations = (decoded := ShardFootprint.decode(blob)).stored.observations
+            if observations:  # (with more workers than files: shards without any)
+                observations[next(iter(observations))] += 10_000
+                changed[key] = decoded.encode()
+        assert changed
+    _rewrite(url, {footprint_key(key): blob for key, blob in changed.items()})
+    night = estate.scan(url, "night", jobs=jobs)  # each shard sent again, replayed from its output
+    assert (night.replayed, night.evaluated, night.counts) == (len(footprints), 0, first.counts)
+    assert stored(url, night.run_id) == stored(url, first.run_id)
+    assert _outputs_and_footprints(url)[1] == footprints  # stored again as the output made them
+    assert stored(url, night.run_id) == from_scratch(estate, scratch, "scratch", jobs=jobs)
