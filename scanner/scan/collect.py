@@ -143,14 +143,15 @@ class Collector:
             counts: Counter[str] = Counter()
             for (status, _), count in outcomes.items():
                 counts[status] += count
+            enforce_failures = outcomes.get((_FAIL, _ENFORCE), 0)
             with_results = len(set(map(_RESOURCE_INDEX, result_rows)))
             task = self.tasks[task_id]
-            self._count(task, counts, outcomes.get((_FAIL, _ENFORCE), 0), len(resources), with_results, errors)
+            self._count(task, counts, enforce_failures, len(resources), with_results, errors)
             if task.key is not None:
                 kept = self.kept.setdefault(task_id, _Kept())
                 kept.records += resources
                 kept.counts.update(counts)
-                kept.enforce_failures += outcomes.get((_FAIL, _ENFORCE), 0)
+                kept.enforce_failures += enforce_failures
                 kept.with_results += with_results
                 kept.errors += errors
                 if cache is not None:
@@ -196,20 +197,19 @@ class Collector:
         """A shard sent as its footprint: its observations made the run's, or, when they cannot
         be (not those of its source's last completed run), the task sent again without it."""
         try:
-            footprint = ShardFootprint.decode(blob)
+            footprint: ShardFootprint | None = ShardFootprint.decode(blob)
         except ValueError:
             footprint = None
-        if footprint is None or not self.writer.share_footprint(task.source, footprint.stored):
+        if task.key is None or footprint is None or not self.writer.share_footprint(task.source, footprint.stored):
+            if self.send is None:
+                raise RuntimeError(f"shard {task.task_id}: a refused footprint's task cannot be sent again")
             again = replace(task, task_id=max(self.tasks) + 1, footprint=False)
             self.tasks[again.task_id] = again
-            if self.send is None:
-                raise RuntimeError("a refused footprint's task cannot be sent again")
             self.send([again])
             return
         self._count(task, Counter(footprint.counts), footprint.enforce_failures, footprint.resources,
                     footprint.with_results, footprint.errors)
         self.cache.reused += footprint.digests
-        assert task.key is not None
         self.replayed.append(footprint_key(task.key))
         self._stored(task, None, None)
         self._done(task, footprint.stats, None)
