@@ -8,39 +8,63 @@ else they run one after the other.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from scanner.errors import ReportError
+from scanner.errors import ReportError, StoreError
 from scanner.report.data import ReportData
 from scanner.report.render import render_report
 from scanner.scan import forked
 from scanner.store.records import RunStatus
 from scanner.store.writer import RunWriter
 
+log = logging.getLogger(__name__)
+
 T = TypeVar("T")
 U = TypeVar("U")
 
 
-def finish_while(writer: RunWriter, work: Callable[[], T], then: Callable[[], U],
-                 status: RunStatus | None = None) -> tuple[RunStatus, T, U]:
+def finish_while(writer: RunWriter, work: Callable[[], T], then: Callable[[], U], status: RunStatus | None = None,
+                 aside: Callable[[], None] | None = None) -> tuple[RunStatus, T, U]:
     """``writer.finish`` and then ``then`` (reading what finishing gave) in a child, while this
-    process does ``work``. Returns the final status and what ``work`` and ``then`` returned;
-    what any raised is raised (the finish's first)."""
+    process does ``work``; ``aside`` (what may fail without failing the run: storing the shards'
+    footprints) in a child of its own meanwhile, its failure logged. Returns the final status
+    and what ``work`` and ``then`` returned; what any raised is raised (the finish's first)."""
     writer.stop_heartbeat()
     if not forked.can_fork() or not writer.can_finish_in_child():
+        _aside(aside)
         status = writer.finish(status)
         return status, work(), then()
     writer.release_connections()
-    child = forked.start(lambda: (_finish_linking_meanwhile(writer, status), then()), writer.lost)
+    beside = forked.start(partial(_aside, aside), _lost_aside) if aside is not None else None
     try:
-        done = work()
+        child = forked.start(lambda: (_finish_linking_meanwhile(writer, status), then()), writer.lost)
+        try:
+            done = work()
+        finally:
+            final, after = child.result()
+            writer.finished_elsewhere(final)
     finally:
-        final, after = child.result()
-        writer.finished_elsewhere(final)
+        if beside is not None:
+            _aside(beside.result)
     return final, done, after
+
+
+def _aside(call: Callable[[], None] | None) -> None:
+    """``call``, its failure logged."""
+    if call is None:
+        return
+    try:
+        call()
+    except Exception as exc:
+        log.warning("the shards' footprints were not stored (the next scan replays their outputs): %s", exc)
+
+
+def _lost_aside(how: str) -> StoreError:
+    return StoreError(f"the process storing the shards' footprints {how}")
 
 
 def _finish_linking_meanwhile(writer: RunWriter, status: RunStatus | None) -> RunStatus:

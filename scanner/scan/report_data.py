@@ -350,16 +350,17 @@ def sign_configured_reports(data: ReportData, config: Config, paths: list[Path],
     return signatures
 
 
-def finish_reading_reports(writer: RunWriter, store: Store, config: Config,
-                           status: RunStatus) -> tuple[RunStatus, ReportParts | None]:
+def finish_reading_reports(writer: RunWriter, store: Store, config: Config, status: RunStatus,
+                           aside: Callable[[], None] | None = None) -> tuple[RunStatus, ReportParts | None]:
     """Finish the run and read its configured reports' data: what finishing does not change
-    (the results) while it finishes, the rest (findings, trends) after. The final status, and
-    the data (None without configured reports)."""
+    (the results) while it finishes, the rest (findings, trends) after; ``aside`` meanwhile
+    (``finish_while``). The final status, and the data (None without configured reports)."""
     run_id = writer.run_id
-    if not config.reports.formats:
-        return writer.finish(status), None
+    if not config.reports.formats:  # (finished in a child only beside ``aside``)
+        return (finish_while(writer, lambda: None, lambda: None, status, aside)[0] if aside is not None
+                else writer.finish(status)), None
     status, read, outcome = finish_while(writer, lambda: read_configured_results(store, run_id, config),
-                                         lambda: read_configured_outcome(store, run_id, config), status)
+                                         lambda: read_configured_outcome(store, run_id, config), status, aside)
     return status, (read, outcome)
 
 

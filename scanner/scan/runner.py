@@ -297,7 +297,6 @@ def _store_run(config: Config, store: Store, trigger: records.Trigger, started_a
         workers.close()
         progress.stage("writing the last results and finishing the run")
         collect.flush()
-        collect.store_footprints()
         tally = collect.tally
         for name, source_run in runs.items():
             if source_run.fatal:
@@ -307,7 +306,8 @@ def _store_run(config: Config, store: Store, trigger: records.Trigger, started_a
         workers.join()  # the stopped workers and the pool's threads end: the run may finish in a fork
         status = (records.RunStatus.FAILED if len(tally.failed_sources) == len(runs)
                   else records.RunStatus.PARTIAL if tally.failed_sources else records.RunStatus.SUCCEEDED)
-        status, parts = finish_reading_reports(writer, store, config, status)
+        status, parts = finish_reading_reports(writer, store, config, status,
+                                               collect.store_footprints if collect.kept else None)
         return run_id, status, tally, parts
 
 
