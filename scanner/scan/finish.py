@@ -39,7 +39,7 @@ def finish_while(writer: RunWriter, work: Callable[[], T], then: Callable[[], U]
         status = writer.finish(status)
         return status, work(), then()
     writer.release_connections()
-    beside = forked.start(partial(_aside, aside), _lost_aside) if aside is not None else None
+    beside = forked.start(aside, _lost_aside) if aside is not None else None
     try:
         child = forked.start(lambda: (_finish_linking_meanwhile(writer, status), then()), writer.lost)
         try:
@@ -54,7 +54,7 @@ def finish_while(writer: RunWriter, work: Callable[[], T], then: Callable[[], U]
 
 
 def _aside(call: Callable[[], None] | None) -> None:
-    """``call``, its failure logged."""
+    """``call`` (or the result of the child running it), its failure logged."""
     if call is None:
         return
     try:

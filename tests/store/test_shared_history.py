@@ -10,6 +10,8 @@ import pytest
 from sqlalchemy import text
 
 from scanner.engine.types import RuleStatus
+from scanner.errors import StoreError
+from scanner.scan.collect import Collector
 from scanner.scan.replay import ShardFootprint, footprint_key
 from scanner.store import Store
 from scanner.store.prune import discard_unfinished
@@ -237,3 +239,23 @@ def test_shared_history_a_refused_footprint_replays_the_shards_output(
     assert stored(url, night.run_id) == stored(url, first.run_id)
     assert _outputs_and_footprints(url)[1] == footprints  # stored again as the output made them
     assert stored(url, night.run_id) == from_scratch(estate, scratch, "scratch", jobs=jobs)
+
+
+def test_shared_history_footprints_not_stored_cost_only_a_replay_of_the_outputs(
+        databases: tuple[str, str], tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    url, _ = databases
+    estate = Estate(tmp_path)
+
+    def fail(self: Collector) -> None:
+        raise StoreError("disk full")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Collector, "store_footprints", fail)
+        first = estate.scan(url, "first")
+    assert first.status == "succeeded" and "footprints were not stored" in caplog.text and "disk full" in caplog.text
+    assert _outputs_and_footprints(url) == ({}, {})
+    night = estate.scan(url, "night")  # the outputs replayed, their footprints stored
+    assert (night.replayed, night.evaluated) == (2, 0)
+    assert stored(url, night.run_id) == stored(url, first.run_id)
+    assert len(_outputs_and_footprints(url)[1]) == 2
