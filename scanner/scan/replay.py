@@ -41,7 +41,7 @@ import subprocess
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from scanner.scan.result_reuse import FORMAT
 from scanner.sources.paths import PathFilter, Shard, walk_tree
@@ -86,19 +86,12 @@ class ShardOutput:
     stats: SourceStats | None = None
 
     def encode(self) -> bytes:
-        return zlib.compress(pickle.dumps(self, 5), 1)
+        return _encoded(self)
 
     @staticmethod
     def decode(blob: bytes) -> ShardOutput:
         """The output ``encode`` gave; ValueError when ``blob`` is not one."""
-        try:
-            output = pickle.loads(zlib.decompress(blob))
-        except (pickle.UnpicklingError, zlib.error, EOFError, AttributeError, ImportError, TypeError,
-                IndexError) as exc:
-            raise ValueError(f"unreadable shard cache row: {exc}") from exc
-        if not isinstance(output, ShardOutput):
-            raise ValueError("a shard cache row is not a shard output")
-        return output
+        return _decoded(blob, ShardOutput, "shard output")
 
     def replayed(self, commit: str) -> list[Chunk]:
         """The chunks as read from ``commit`` (the recorded commit's resources moved to it)."""
@@ -126,19 +119,31 @@ class ShardFootprint:
     stats: SourceStats
 
     def encode(self) -> bytes:
-        return zlib.compress(pickle.dumps(self, 5), 1)
+        return _encoded(self)
 
     @staticmethod
     def decode(blob: bytes) -> ShardFootprint:
         """The footprint ``encode`` gave; ValueError when ``blob`` is not one."""
-        try:
-            footprint = pickle.loads(zlib.decompress(blob))
-        except (pickle.UnpicklingError, zlib.error, EOFError, AttributeError, ImportError, TypeError,
-                IndexError) as exc:
-            raise ValueError(f"unreadable shard footprint: {exc}") from exc
-        if not isinstance(footprint, ShardFootprint):
-            raise ValueError("a shard cache row is not a shard footprint")
-        return footprint
+        return _decoded(blob, ShardFootprint, "shard footprint")
+
+
+_Stored = TypeVar("_Stored", ShardOutput, ShardFootprint)
+
+
+def _encoded(value: ShardOutput | ShardFootprint) -> bytes:
+    return zlib.compress(pickle.dumps(value, 5), 1)
+
+
+def _decoded(blob: bytes, kind: type[_Stored], what: str) -> _Stored:
+    """The ``kind`` ``_encoded`` gave as ``blob``; ValueError when it is not one."""
+    try:
+        value = pickle.loads(zlib.decompress(blob))
+    except (pickle.UnpicklingError, zlib.error, EOFError, AttributeError, ImportError, TypeError,
+            IndexError) as exc:
+        raise ValueError(f"unreadable shard cache row ({what}): {exc}") from exc
+    if not isinstance(value, kind):
+        raise ValueError(f"a shard cache row is not a {what}")
+    return value
 
 
 def footprint_key(key: str) -> str:

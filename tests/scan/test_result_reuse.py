@@ -8,7 +8,7 @@ import pytest
 
 from scanner.engine.policy import Policy, parse_policy
 from scanner.lookup import cluster_of
-from scanner.scan.replay import ShardOutput, files_digest
+from scanner.scan.replay import ShardFootprint, ShardOutput, files_digest
 from scanner.scan.result_reuse import (
     CacheUpdate,
     DocumentCache,
@@ -123,6 +123,8 @@ def test_scan_replay_output_moves_to_the_commit_read() -> None:
     assert decoded.replayed("new")[0][0] == [(*row[:9], "new", None, None), other]
     with pytest.raises(ValueError, match="shard cache row"):
         ShardOutput.decode(b"not a row")
+    with pytest.raises(ValueError, match="not a shard footprint"):
+        ShardFootprint.decode(output.encode())
 
 
 def test_scan_replay_files_digest_follows_the_bytes(tmp_path: pathlib.Path) -> None:
