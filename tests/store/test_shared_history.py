@@ -201,14 +201,16 @@ def test_shared_history_an_unchanged_shard_is_replayed_from_its_footprint(databa
                                                                           tmp_path: pathlib.Path) -> None:
     url, scratch = databases
     estate = Estate(tmp_path)
+    estate.commit({"apps/broken.yaml": "kind: Pod\nmetadata: [unclosed\n"})  # its error is replayed too
     first = estate.scan(url, "first")
+    assert first.errors == 1
     outputs, footprints = _outputs_and_footprints(url)
     assert len(footprints) == 2  # the tree's shard, the export's
     assert all(ShardFootprint.decode(blob).stored.observations for blob in footprints.values())
     _rewrite(url, dict.fromkeys(outputs, b"not an output"))  # a footprint is enough: no output is read
     before = _rows(url)
     night = estate.scan(url, "night")
-    assert (night.replayed, night.evaluated, night.counts) == (2, 0, first.counts)
+    assert (night.replayed, night.evaluated, night.counts, night.errors) == (2, 0, first.counts, 1)
     assert _rows(url)["observation_rows"] == before["observation_rows"]
     assert stored(url, night.run_id) == stored(url, first.run_id)
     assert _outputs_and_footprints(url)[1] == footprints  # (not written again)
