@@ -39,7 +39,7 @@ def finish_while(writer: RunWriter, work: Callable[[], T], then: Callable[[], U]
         status = writer.finish(status)
         return status, work(), then()
     writer.release_connections()
-    beside = forked.start(aside, _lost_aside) if aside is not None else None
+    beside = _start_aside(aside)
     try:
         child = forked.start(lambda: (_finish_linking_meanwhile(writer, status), then()), writer.lost)
         try:
@@ -60,7 +60,22 @@ def _aside(call: Callable[[], None] | None) -> None:
     try:
         call()
     except Exception as exc:
-        log.warning("the shards' footprints were not stored (the next scan replays their outputs): %s", exc)
+        _not_stored(exc)
+
+
+def _not_stored(exc: Exception) -> None:
+    log.warning("the shards' footprints were not stored (the next scan replays their outputs): %s", exc)
+
+
+def _start_aside(aside: Callable[[], None] | None) -> forked.Forked[None] | None:
+    """A child running ``aside``; None without one, or when no child can be started (logged)."""
+    if aside is None:
+        return None
+    try:
+        return forked.start(aside, _lost_aside)
+    except OSError as exc:
+        _not_stored(exc)
+        return None
 
 
 def _lost_aside(how: str) -> StoreError:
