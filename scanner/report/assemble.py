@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from operator import attrgetter
 
 from scanner.engine.types import RuleStatus
@@ -96,17 +97,18 @@ def _groups(counts: Mapping[str, Mapping[str, int]], resources: Mapping[str, int
 
 
 _RESOURCE, _STATUS = attrgetter("resource"), attrgetter("status")
+_FINDING_VALUES = frozenset(s.value for s in FINDING_STATUSES)
 
 
-_ByResource = dict[tuple[ResourceInfo, int, RuleStatus], int]
-"""Results per resource, its number (``_Distinct``) and status."""
+_ByResource = dict[tuple[ResourceInfo, int, str], int]
+"""Results per resource, its number (``_Distinct``) and status (its value)."""
 
 
-def _by_resource(results: Sequence[ResultRecord], distinct: _Distinct) -> _ByResource:
-    """The results per resource and status: counted per resource object (in C), then each
-    object numbered once (equal resources are one)."""
+def _by_resource(results: Sequence[ResultRecord], statuses: Sequence[str], distinct: _Distinct) -> _ByResource:
+    """The results per resource and status (``statuses``: each result's status value): counted
+    per resource object (in C), then each object numbered once (equal resources are one)."""
     resources = list(map(_RESOURCE, results))
-    per_object = Counter(zip(map(id, resources), map(_STATUS, results), strict=True))
+    per_object = Counter(zip(map(id, resources), statuses, strict=True))
     objects = {id(resource): resource for resource in resources}
     counted: _ByResource = defaultdict(int)
     for (object_id, status), count in per_object.items():
@@ -121,9 +123,9 @@ def _group(by_resource: _ByResource, key_of: str) -> tuple[GroupCounts, ...]:
     failing: dict[str, set[int]] = defaultdict(set)
     for (resource, number, status), count in by_resource.items():
         key = _group_key(resource, key_of)
-        counts[key][status.value] += count
+        counts[key][status] += count
         resources[key].add(number)
-        if status is RuleStatus.FAIL:
+        if status == RuleStatus.FAIL.value:
             failing[key].add(number)
     return _groups(counts, {k: len(v) for k, v in resources.items()}, {k: len(v) for k, v in failing.items()})
 
@@ -189,12 +191,15 @@ def assemble_report(
     counts: RunCounts | None = None,
     not_evaluated: Iterable[ErrorEntry] = (),
     coverage: Iterable[SourceCoverage] = (),
+    in_order: bool = False,
 ) -> ReportData:
     """Order the facts deterministically and derive the summary and groupings from them.
 
     ``results`` is every result of the run; or, with ``counts``, only its findings (fail,
     warn and error results), the counts over all results coming from ``counts`` (the data
-    is then ``findings_only``). Raises ``ReportError`` when a result names a policy that is
+    is then ``findings_only``). With ``in_order``, ``results`` come in report order already
+    (policy, rule, namespace, kind, name, source, file, line; as ``read_run_results`` reads
+    them) and are not sorted again. Raises ``ReportError`` when a result names a policy that is
     not in ``policies``, or a result that is not a finding comes with ``counts``.
     """
     policy_list = sorted(policies, key=lambda p: p.name)
@@ -208,26 +213,30 @@ def assemble_report(
             known = resource_keys[id(resource)] = (resource, _resource_sort_key(resource))
         return (result.policy, result.rule, *known[1])
 
-    ordered = sorted(results, key=sort_key)
+    ordered = list(results) if in_order else sorted(results, key=sort_key)
+    if unknown := {r.policy for r in ordered}.difference(by_name):
+        result = next(r for r in ordered if r.policy in unknown)
+        raise ReportError(f"result for unknown policy {result.policy!r} "
+                          f"(rule {result.rule!r}, resource {result.resource.key})")
+    statuses = list(map(str, map(_STATUS, ordered)))  # each result's status value (cheaper than the member)
     by_status = _zero_status()
+    for status, count in Counter(statuses).items():
+        by_status[status] += count
+    listed = list(compress(ordered, map(_FINDING_VALUES.__contains__, statuses)))
+    if counts is not None and len(listed) != len(ordered):
+        result = next(r for r in ordered if r.status not in FINDING_STATUSES)
+        raise ReportError(f"a {result.status.value} result given as a finding "
+                          f"(policy {result.policy!r}, rule {result.rule!r})")
     by_severity = dict.fromkeys(SEVERITY_ORDER, 0)
     findings: dict[str, list[ResultRecord]] = defaultdict(list)
     finding_counts: dict[str, Counter[str]] = defaultdict(Counter)
     distinct = _Distinct()
-    for result in ordered:
-        policy = by_name.get(result.policy)
-        if policy is None:
-            raise ReportError(f"result for unknown policy {result.policy!r} "
-                              f"(rule {result.rule!r}, resource {result.resource.key})")
-        by_status[result.status.value] += 1
-        if result.status is RuleStatus.FAIL:
-            by_severity[policy.severity_key] += 1
-        if result.status in FINDING_STATUSES:
-            findings[result.policy].append(result)
-            finding_counts[result.policy][result.status.value] += 1
-        elif counts is not None:
-            raise ReportError(f"a {result.status.value} result given as a finding "
-                              f"(policy {result.policy!r}, rule {result.rule!r})")
+    for result in listed:
+        status = result.status
+        if status is RuleStatus.FAIL:
+            by_severity[by_name[result.policy].severity_key] += 1
+        findings[result.policy].append(result)
+        finding_counts[result.policy][status.value] += 1
     severity_rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
     grouped = sorted(
         (PolicyFindings(policy=by_name[name], findings=tuple(items),
@@ -237,7 +246,7 @@ def assemble_report(
         key=lambda g: (severity_rank[g.policy.severity_key], -g.counts["fail"], g.policy.name),
     )
     if counts is None:
-        by_resource = _by_resource(ordered, distinct)
+        by_resource = _by_resource(ordered, statuses, distinct)
         summary = Summary(by_status=by_status, failures_by_severity=by_severity,
                           resources=len({number for _, number, _ in by_resource}), policies=len(policy_list),
                           results=len(ordered))

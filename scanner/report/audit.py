@@ -15,13 +15,15 @@ from typing import Any, TextIO
 
 import orjson
 
-from scanner.report.data import ReportData
+from scanner.report.data import ReportData, ResourceInfo, ResultRecord
+from scanner.report.formatting import FindingIds
 from scanner.report.json_report import (
     dump_json,
     error_document,
     exception_document,
     not_evaluated_document,
     policy_document,
+    resource_document,
     result_document,
     run_document,
     summary_document,
@@ -70,23 +72,77 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _digest(parts: dict[str, Any], rows: Iterator[dict[str, Any]],
-            each: Callable[[dict[str, Any]], None] | None = None) -> str:
-    """``audit_content_digest`` of ``parts`` with ``rows`` as its matrix, hashed as the rows
-    come (each also given to ``each``): the canonical JSON of a row is the same from orjson,
-    which writes it several times faster (sorted keys, no whitespace, no escapes beyond JSON's)."""
+class _RowTexts:
+    """Each result's matrix row (``result_document`` with its policy) as canonical JSON (what
+    the content digest hashes: sorted keys, no whitespace, as orjson writes it) and as
+    ``write_audit_json`` writes it (``_indented`` two levels deep). Each resource's JSON is
+    made once, in both layouts, and orjson puts it in each of its rows as it is (kept as text:
+    orjson's bytes keep the room they were written in, several times their length)."""
+
+    def __init__(self) -> None:
+        self.finding_id = FindingIds()
+        self.resources: dict[int, tuple[ResourceInfo, orjson.Fragment, orjson.Fragment]] = {}
+
+    def _resource(self, result: ResultRecord) -> tuple[ResourceInfo, orjson.Fragment, orjson.Fragment]:
+        resource = result.resource
+        known = self.resources.get(id(resource))
+        if known is None or known[0] is not resource:
+            document = resource_document(resource)
+            indented = orjson.dumps(document, option=orjson.OPT_INDENT_2).decode("utf-8")
+            known = self.resources[id(resource)] = (
+                resource, orjson.Fragment(orjson.dumps(document, option=orjson.OPT_SORT_KEYS).decode("utf-8")),
+                orjson.Fragment(indented.replace("\n", "\n  ")))  # (a row's value: one level in)
+        return known
+
+    def canonical(self, result: ResultRecord) -> tuple[bytes, str]:
+        """The row's canonical JSON (its keys given in order), and no text."""
+        resource = self._resource(result)
+        return orjson.dumps({
+            "action": result.action, "exception": result.exception,
+            "id": self.finding_id(resource[0], result.policy, result.rule), "message": result.message,
+            "policy": result.policy, "resource": resource[1], "rule": result.rule, "status": result.status}), ""
+
+    def __call__(self, result: ResultRecord) -> tuple[bytes, str]:
+        """The row's canonical JSON and its text."""
+        resource = self._resource(result)
+        finding = self.finding_id(resource[0], result.policy, result.rule)
+        canonical = orjson.dumps({
+            "action": result.action, "exception": result.exception, "id": finding, "message": result.message,
+            "policy": result.policy, "resource": resource[1], "rule": result.rule, "status": result.status})
+        text = orjson.dumps({
+            "id": finding, "policy": result.policy, "rule": result.rule, "status": result.status,
+            "message": result.message, "action": result.action, "exception": result.exception,
+            "resource": resource[2]}, option=orjson.OPT_INDENT_2)
+        return canonical, text.decode("utf-8").replace("\n", "\n    ")
+
+
+_BATCH = 1024
+
+
+def _row_batches(data: ReportData, *, text: bool = True) -> Iterator[list[tuple[bytes, str]]]:
+    """The results' matrix rows (``_RowTexts``), a batch at a time: each one's canonical JSON and
+    (with ``text``) its text."""
+    rows = _RowTexts()
+    make = rows if text else rows.canonical
+    results = data.results
+    for start in range(0, len(results), _BATCH):
+        yield [make(r) for r in results[start:start + _BATCH]]
+
+
+def _digest(parts: dict[str, Any], batches: Iterator[list[tuple[bytes, str]]],
+            each: Callable[[list[str]], None] | None = None) -> str:
+    """``audit_content_digest`` of ``parts`` with ``batches`` of rows as its matrix
+    (``_row_batches``), hashed as they come (each batch's texts also given to ``each``)."""
     keys = sorted(parts)
     at = keys.index("matrix")
     digest = hashlib.sha256()
     head = ",".join(f"{_canonical(k)}:{_canonical(parts[k])}" for k in keys[:at])
     digest.update(("{" + head + ("," if head else "") + '"matrix":[').encode("utf-8"))
     first = True
-    for row in rows:
+    for batch in batches:
         if each is not None:
-            each(row)
-        if not first:
-            digest.update(b",")
-        digest.update(orjson.dumps(row, option=orjson.OPT_SORT_KEYS))
+            each([text for _, text in batch])
+        digest.update((b"" if first else b",") + b",".join([canonical for canonical, _ in batch]))
         first = False
     tail = "".join(f",{_canonical(k)}:{_canonical(parts[k])}" for k in keys[at + 1:])
     digest.update(("]" + tail + "}").encode("utf-8"))
@@ -95,7 +151,7 @@ def _digest(parts: dict[str, Any], rows: Iterator[dict[str, Any]],
 
 def audit_digest(data: ReportData) -> str:
     """The content digest of the audit record of ``data``, without building the record."""
-    return _digest(_parts(data), _rows(data))
+    return _digest(_parts(data), _row_batches(data, text=False))
 
 
 def audit_document(data: ReportData) -> dict[str, Any]:
@@ -120,19 +176,15 @@ def write_audit_json(data: ReportData, out: TextIO) -> None:
             break
         out.write(("{\n" if key == "schema" else ",\n") + f"  {_canonical(key)}: {_indented(value, 1)}")
     out.write(',\n  "matrix": [')
-    batch: list[str] = []
     rows = 0
 
-    def written(row: dict[str, Any]) -> None:
+    def written(texts: list[str]) -> None:
         nonlocal rows
-        batch.append(("," if rows else "") + "\n    " + _indented(row, 2))
-        rows += 1
-        if len(batch) >= 1024:
-            out.write("".join(batch))
-            batch.clear()
+        out.write(("," if rows else "") + "\n    " + ",\n    ".join(texts))
+        rows += len(texts)
 
-    digest = _digest(parts, _rows(data), written)
-    out.write("".join(batch) + ("\n  ]" if rows else "]"))
+    digest = _digest(parts, _row_batches(data), written)
+    out.write("\n  ]" if rows else "]")
     if "chain_digest" in parts:
         out.write(f',\n  "chain_digest": {_canonical(parts["chain_digest"])}')
     out.write(f',\n  "{DIGEST_KEY}": {_canonical(digest)}\n}}\n')

@@ -178,9 +178,12 @@ class ResourceInfo:
         return f"{self.path}:{self.line}" if self.line is not None else self.path
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ResultRecord:
-    """One rule's result for one resource; ``exception`` names the exception that applied."""
+    """One rule's result for one resource; ``exception`` names the exception that applied.
+
+    Immutable by convention, not frozen: a report builds one per result of a run, and a frozen
+    dataclass is several times slower to build."""
 
     policy: str
     rule: str

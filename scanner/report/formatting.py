@@ -55,3 +55,19 @@ def finding_id(resource: ResourceInfo, policy: str, rule: str) -> str:
     """A stable id of (source, resource identity, policy, rule): SHA-256, hex."""
     text = "\x1e".join((resource_identity(resource), policy, rule))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class FindingIds:
+    """``finding_id`` of many results: each resource's identity made and encoded once (the
+    results of one resource share its object)."""
+
+    __slots__ = ("_identities",)
+
+    def __init__(self) -> None:
+        self._identities: dict[int, tuple[ResourceInfo, bytes]] = {}
+
+    def __call__(self, resource: ResourceInfo, policy: str, rule: str) -> str:
+        known = self._identities.get(id(resource))
+        if known is None or known[0] is not resource:
+            known = self._identities[id(resource)] = (resource, (resource_identity(resource) + "\x1e").encode("utf-8"))
+        return hashlib.sha256(known[1] + f"{policy}\x1e{rule}".encode()).hexdigest()

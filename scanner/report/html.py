@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from itertools import groupby
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -148,6 +149,7 @@ class _MatrixRows(_Escaped):
     def __init__(self) -> None:
         super().__init__()
         self.cells: dict[int, str] = {}  # id of a resource -> its resource and location cells
+        self.starts: dict[str, str] = {}  # a status -> a row's start, up to the resource's cells
 
     def _resource(self, res: ResourceInfo) -> str:
         cells = self.cells.get(id(res))
@@ -159,13 +161,16 @@ class _MatrixRows(_Escaped):
         return cells
 
     def __call__(self, results: tuple[ResultRecord, ...]) -> Markup:
-        e, cells = self.e, self._resource
+        e, cells, starts = self.e, self._resource, self.starts
         rows = []
         for r in results:
-            status = e(r.status)
+            status = f"{r.status}"  # (its value: cheaper than hashing the enumeration member)
+            start = starts.get(status)
+            if start is None:
+                escaped = e(status)
+                start = starts[status] = f'<tr data-st="{escaped}"><td><span class="b {escaped}">{escaped}</span></td>'
             exception = f" (exception {e(r.exception)})" if r.exception else ""
-            rows.append(f'<tr data-st="{status}"><td><span class="b {status}">{status}</span></td>{cells(r.resource)}'
-                        f'<td class="msg wrap">{e(r.message)}{exception}</td></tr>\n')
+            rows.append(f'{start}{cells(r.resource)}<td class="msg wrap">{e(r.message)}{exception}</td></tr>\n')
         return Markup("".join(rows))
 
 
@@ -316,6 +321,9 @@ def write_html_report(data: ReportData, out: TextIO) -> None:
     _write("report.html.j2", _report_context(data), out)
 
 
+_STATUS = attrgetter("status")
+
+
 def matrix_blocks(data: ReportData) -> list[MatrixBlock]:
     """The results grouped by (policy, rule), in the order of ``data.results``."""
     severity = {p.name: p.severity_key for p in data.policies}
@@ -323,8 +331,8 @@ def matrix_blocks(data: ReportData) -> list[MatrixBlock]:
     for (policy, rule), items in groupby(data.results, key=lambda r: (r.policy, r.rule)):
         rows = tuple(items)
         counts = dict.fromkeys(STATUS_ORDER, 0)
-        for row in rows:
-            counts[row.status.value] += 1
+        for status in map(str, map(_STATUS, rows)):  # (a status's value)
+            counts[status] += 1
         blocks.append(MatrixBlock(policy=policy, rule=rule, severity=severity[policy],
                                   counts=counts, results=rows))
     return blocks

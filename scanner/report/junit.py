@@ -16,7 +16,7 @@ from itertools import groupby
 from typing import TextIO
 
 from scanner.engine.types import RuleStatus
-from scanner.report.data import FINDING_STATUSES, ErrorEntry, ReportData, ResultRecord
+from scanner.report.data import FINDING_STATUSES, ErrorEntry, ReportData, ResourceInfo, ResultRecord
 from scanner.report.formatting import xml_safe
 
 INPUTS_SUITE = "scanner inputs"
@@ -119,33 +119,52 @@ def _element(tag: str, attrs: dict[str, str], indent: str, text: str | None = No
     return f"{indent}<{tag}{attributes}>{_text(text)}</{tag}>\n"
 
 
-def _case_text(result: ResultRecord) -> str:
-    """``_case`` as text."""
-    resource = result.resource
-    attrs = {"classname": xml_safe(f"{result.policy}.{result.rule}"),
-             "name": xml_safe(f"{resource.source}:{resource.key}"), "file": xml_safe(resource.path), "time": "0"}
-    if resource.line is not None:
-        attrs["line"] = str(resource.line)
-    status = result.status
-    if status is RuleStatus.PASS:
-        return _element("testcase", attrs, "    ")
-    message = xml_safe(result.message)
-    where = xml_safe(f"{resource.source}: {resource.location}"
-                     + (f" ({resource.via})" if resource.overlay else "")
-                     + (f" @ {resource.commit}" if resource.commit else ""))
-    if status is RuleStatus.FAIL:
-        child = _element("failure", {"message": message, "type": result.action.value}, "      ", f"{message}\n{where}")
-    elif status is RuleStatus.ERROR:
-        child = _element("error", {"message": message, "type": "evaluation-error"}, "      ", f"{message}\n{where}")
-    elif status is RuleStatus.SKIP:
-        reason = f"exception {result.exception}" if result.exception else message
-        child = _element("skipped", {"message": xml_safe(reason)}, "      ")
-    elif status is RuleStatus.WARN:
-        child = _element("system-out", {}, "      ", f"warning: {message}\n{where}")
-    else:
-        return _element("testcase", attrs, "    ")
-    attributes = "".join(f' {k}="{_attr(v)}"' for k, v in attrs.items())
-    return f"    <testcase{attributes}>\n{child}    </testcase>\n"
+class _CaseTexts:
+    """``_case`` as text, for many results: each resource's attributes and location written
+    once, each rule's class name once (the results of one resource share its object)."""
+
+    def __init__(self) -> None:
+        self.resources: dict[int, tuple[ResourceInfo, str, str]] = {}
+        self.classes: dict[tuple[str, str], str] = {}
+
+    @staticmethod
+    def _resource(resource: ResourceInfo) -> tuple[ResourceInfo, str, str]:
+        """The resource, its attributes after the class name, and where it is."""
+        attrs = {"name": xml_safe(f"{resource.source}:{resource.key}"), "file": xml_safe(resource.path), "time": "0"}
+        if resource.line is not None:
+            attrs["line"] = str(resource.line)
+        where = xml_safe(f"{resource.source}: {resource.location}"
+                         + (f" ({resource.via})" if resource.overlay else "")
+                         + (f" @ {resource.commit}" if resource.commit else ""))
+        return resource, "".join(f' {k}="{_attr(v)}"' for k, v in attrs.items()), where
+
+    def __call__(self, result: ResultRecord) -> str:
+        resource = result.resource
+        known = self.resources.get(id(resource))
+        if known is None or known[0] is not resource:
+            known = self.resources[id(resource)] = self._resource(resource)
+        _, attributes, where = known
+        classname = self.classes.get((result.policy, result.rule))
+        if classname is None:
+            classname = self.classes[(result.policy, result.rule)] = (
+                f' classname="{_attr(xml_safe(f"{result.policy}.{result.rule}"))}"')
+        status = result.status
+        if status is RuleStatus.PASS:
+            return f"    <testcase{classname}{attributes} />\n"
+        message = xml_safe(result.message)
+        indent, text = "      ", f"{message}\n{where}"
+        if status is RuleStatus.FAIL:
+            child = _element("failure", {"message": message, "type": result.action.value}, indent, text)
+        elif status is RuleStatus.ERROR:
+            child = _element("error", {"message": message, "type": "evaluation-error"}, indent, text)
+        elif status is RuleStatus.SKIP:
+            reason = f"exception {result.exception}" if result.exception else message
+            child = _element("skipped", {"message": xml_safe(reason)}, indent)
+        elif status is RuleStatus.WARN:
+            child = _element("system-out", {}, indent, f"warning: {message}\n{where}")
+        else:
+            return f"    <testcase{classname}{attributes} />\n"
+        return f"    <testcase{classname}{attributes}>\n{child}    </testcase>\n"
 
 
 def _input_case_text(error: ErrorEntry) -> str:
@@ -185,10 +204,11 @@ def write_junit(data: ReportData, out: TextIO, *, findings_only: bool = False) -
 
     if data.errors:
         out.write(suite_start(INPUTS_SUITE) + "".join(_input_case_text(e) for e in data.errors) + "  </testsuite>\n")
+    case_text = _CaseTexts()
     for policy, results in suites:
         out.write(suite_start(policy))
         for start in range(0, len(results), 1024):
-            out.write("".join([_case_text(r) for r in results[start:start + 1024]]))
+            out.write("".join([case_text(r) for r in results[start:start + 1024]]))
         out.write("  </testsuite>\n")
     out.write("</testsuites>\n")
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from scanner.engine.exceptions import exception_names
-from scanner.engine.types import RuleStatus, reported_status
+from scanner.engine.types import FailureAction, RuleStatus, reported_status
 from scanner.report.data import FINDING_STATUSES, PolicyInfo, ReportData, ResourceInfo, ResultRecord
-from scanner.report.formatting import finding_id
+from scanner.report.formatting import FindingIds, finding_id
 from scanner.report.yamltext import ScalarText
 
 REPORT_NAME = "scanner"
@@ -147,7 +147,8 @@ class _Text:
 
 
 class _Entries:
-    """The text of each result's entry; each resource's lines built once."""
+    """The text of each result's entry; each resource's lines built once, and each policy's,
+    rule's and status's lines once (a status is written by ``str.__format__``: its value)."""
 
     def __init__(self, data: ReportData, text: _Text) -> None:
         self.text = text
@@ -158,6 +159,9 @@ class _Entries:
         for p in data.policies:
             self.policies[p.name] = (text.entry["policy"](p.name), self._policy_tail(p), p.scored)
         self.resources: dict[int, tuple[ResourceInfo, str, str, str]] = {}
+        self.heads: dict[tuple[str, str, str], str] = {}
+        self.actions = {a: f"    action: {text.prop['action'](a.value)}\n" for a in FailureAction}
+        self.finding_id = FindingIds()
 
     def _policy_tail(self, policy: PolicyInfo) -> str:
         entry = self.text.entry
@@ -180,6 +184,12 @@ class _Entries:
                 after += f"    patches: {p['patches'](', '.join(res.patches))}\n"
         return res, block, before, after
 
+    def _head(self, policy: str, rule: str, status: str) -> str:
+        """The entry's lines before its resource: policy, rule, result, scored, source, timestamp."""
+        policy_text, _, scored = self.policies[policy]
+        return (f"- policy: {policy_text}\n  rule: {self.text.entry['rule'](rule)}\n  result: {status}\n"
+                f"  scored: {'true' if scored else 'false'}\n  source: {ENGINE_SOURCE}\n{self.timestamp}")
+
     def status(self, result: ResultRecord) -> str:
         """The result's status as the report gives it (see ``reported_status``)."""
         return (RuleStatus.WARN if result.status is RuleStatus.FAIL and not self.policies[result.policy][2]
@@ -187,23 +197,23 @@ class _Entries:
 
     def __call__(self, result: ResultRecord) -> str:
         """The entry's text."""
-        entry, prop = self.text.entry, self.text.prop
-        policy_text, tail, scored = self.policies[result.policy]
         res = result.resource
         known = self.resources.get(id(res))
         if known is None or known[0] is not res:
             known = self.resources[id(res)] = self._resource(res)
         _, block, before, after = known
-        status = (RuleStatus.WARN if result.status is RuleStatus.FAIL and not scored else result.status).value
-        message = f"  message: {entry['message'](result.message)}\n" if result.message else ""
-        exceptions = (f"    exceptions: {prop['exceptions'](exception_names(result.exception.split(', ')))}\n"
+        policy, rule = result.policy, result.rule
+        _, tail, scored = self.policies[policy]
+        status = f"{RuleStatus.WARN if result.status is RuleStatus.FAIL and not scored else result.status}"
+        head = self.heads.get((policy, rule, status))
+        if head is None:
+            head = self.heads[(policy, rule, status)] = self._head(policy, rule, status)
+        message = f"  message: {self.text.entry['message'](result.message)}\n" if result.message else ""
+        exceptions = (f"    exceptions: {self.text.prop['exceptions'](exception_names(result.exception.split(', ')))}\n"
                       if result.exception else "")
-        return (
-            f"- policy: {policy_text}\n  rule: {entry['rule'](result.rule)}\n  result: {status}\n"
-            f"  scored: {'true' if scored else 'false'}\n  source: {ENGINE_SOURCE}\n{self.timestamp}{block}"
-            f"{message}{tail}  properties:\n"
-            f"    result_id: {prop['result_id'](finding_id(res, result.policy, result.rule))}\n{before}"
-            f"    action: {prop['action'](result.action.value)}\n{after}{exceptions}")
+        result_id = self.text.prop["result_id"].hex_digest(self.finding_id(res, policy, rule))
+        return (f"{head}{block}{message}{tail}  properties:\n    result_id: {result_id}\n{before}"
+                f"{self.actions[result.action]}{after}{exceptions}")
 
 
 def write_policy_reports(data: ReportData, out: TextIO, flavour: ReportFlavour = WGPOLICY, *,

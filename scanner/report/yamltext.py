@@ -35,6 +35,8 @@ DUMP_OPTIONS: dict[str, Any] = {"Dumper": Dumper, "sort_keys": False, "allow_uni
 # what any emitter writes as it is, where it resolves to a string (not a number, a boolean, a null)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*")
 _STR_TAG = "tag:yaml.org,2002:str"
+# the hexadecimal strings YAML 1.1 reads as integers (decimal, octal, binary); every other is a plain word
+_NUMERIC_HEX = re.compile(r"[0-9]+|0b[01]+")
 _RESOLVER = Resolver()
 
 
@@ -68,6 +70,10 @@ class ScalarText:
         if text is None:
             text = self._known[value] = value if _plain_word(value) else self._dumped(value)
         return text
+
+    def hex_digest(self, value: str) -> str:
+        """The text of a hexadecimal digest (lower case), not memoized: each is met once."""
+        return self(value) if _NUMERIC_HEX.fullmatch(value) else value
 
     def _dumped(self, value: str) -> str:
         text = yaml.dump(_nest(self._path, value), **DUMP_OPTIONS)

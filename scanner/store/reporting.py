@@ -4,8 +4,9 @@ records."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
+from typing import Any
 
 from sqlalchemy import Connection, Row, func, select
 
@@ -99,22 +100,34 @@ ResultRowTuple = tuple[int, str, str, str, str, str, str, int]
 _RESULTS = "SELECT check_id, policy_id, status, message, path, action, observation_id FROM results WHERE run_id = :run"
 
 
+CheckKey = Callable[[str, str, str], Any]
+"""A sort key of a check: of its policy's namespace and name, and its rule."""
+
+
 def run_result_rows(connection: Connection, run_id: int, observations: Iterable[int], *,
-                    statuses: Iterable[RuleStatus] = ()) -> list[ResultRowTuple]:
+                    statuses: Iterable[RuleStatus] = (), check_key: CheckKey | None = None) -> list[ResultRowTuple]:
     """A run's results as narrow rows, ordered by policy, rule, then their observation's place in
-    ``observations`` (the run's, as ``run_observations`` orders them): read as the driver gives
-    them and sorted here, by the rank the database gives each check and observation (its own
-    collation), rather than sorted wide in the database."""
+    ``observations`` (the run's, as ``run_observations`` orders them, or another order of
+    them): read as the driver gives them and sorted here, by the rank of each check (the
+    database's, by its own collation, or by ``check_key``; equal keys rank equal) and of each
+    observation, rather than sorted wide in the database."""
     c = t.checks.c
-    checks = {check_id: (rank, rule, declared) for check_id, rule, declared, rank in connection.execute(
-        select(c.check_id, c.rule, c.declared_rule,
-               func.dense_rank().over(order_by=(c.policy_namespace, c.policy_name, c.rule))))}
+    if check_key is None:
+        checks = {check_id: (rank, rule, declared) for check_id, rule, declared, rank in connection.execute(
+            select(c.check_id, c.rule, c.declared_rule,
+                   func.dense_rank().over(order_by=(c.policy_namespace, c.policy_name, c.rule))))}
+    else:
+        columns = select(c.check_id, c.policy_namespace, c.policy_name, c.rule, c.declared_rule)
+        keyed = {check_id: (check_key(namespace, name, rule), rule, declared)
+                 for check_id, namespace, name, rule, declared in connection.execute(columns)}
+        ranks = {key: n for n, key in enumerate(sorted({key for key, _, _ in keyed.values()}))}
+        checks = {check_id: (ranks[key], rule, declared) for check_id, (key, rule, declared) in keyed.items()}
     place = {observation_id: n for n, observation_id in enumerate(observations)}
     width = len(place) + 1
     query = _RESULTS
     if wanted := [RuleStatus(s).value for s in statuses]:  # (the enumeration's own values)
         query += " AND status IN (" + ", ".join(f"'{value}'" for value in wanted) + ")"
-    keyed: list[tuple[int, ResultRowTuple]] = []
+    rows: list[tuple[int, ResultRowTuple]] = []
     for batch in driver_batches(connection, query, run_id, cursor_name="scanner_run_results"):
         for check_id, policy_id, status, message, path, action, observation_id in batch:
             rank, rule, declared = checks[check_id]
@@ -122,10 +135,10 @@ def run_result_rows(connection: Connection, run_id: int, observations: Iterable[
                 message = unescape_text(message)
             if ESCAPE in path:
                 path = unescape_text(path)
-            keyed.append((rank * width + place[observation_id],
-                          (policy_id, rule, declared, status, message, path, action, observation_id)))
-    keyed.sort(key=_FIRST)
-    return [row for _, row in keyed]
+            rows.append((rank * width + place[observation_id],
+                         (policy_id, rule, declared, status, message, path, action, observation_id)))
+    rows.sort(key=_FIRST)
+    return [row for _, row in rows]
 
 
 _FIRST = itemgetter(0)

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -263,15 +263,19 @@ class Store:
         with self._read(f"read the results of run {run_id}") as c:
             yield from reporting.iter_run_results(c, run_id, statuses=statuses)
 
-    def run_result_rows(self, run_id: int, *, statuses: Iterable[RuleStatus] = ()
+    def run_result_rows(self, run_id: int, *, statuses: Iterable[RuleStatus] = (),
+                        order: Callable[[dict[int, ObservationInfo]], Iterable[int]] | None = None,
+                        check_key: reporting.CheckKey | None = None
                         ) -> tuple[list[reporting.ResultRowTuple], dict[int, ObservationInfo]]:
-        """A run's results as narrow rows in the order of ``iter_run_results``: ``(policy id,
-        rule, declared rule, status, message, path, action, observation id)``, and where the run
-        found each resource, by observation id (read in one transaction); to read with
-        ``run_policies_by_id``."""
+        """A run's results as narrow rows, ``(policy id, rule, declared rule, status, message,
+        path, action, observation id)``, and where the run found each resource, by observation id
+        (read in one transaction); to read with ``run_policies_by_id``. In the order of
+        ``iter_run_results``, or by ``check_key`` (see ``reporting.run_result_rows``) and then the
+        observations as ``order`` gives them."""
         with self._read(f"read the results of run {run_id}") as c:
             observations = reporting.run_observations(c, run_id)
-            return reporting.run_result_rows(c, run_id, observations, statuses=statuses), observations
+            ordered = observations if order is None else order(observations)
+            return reporting.run_result_rows(c, run_id, ordered, statuses=statuses, check_key=check_key), observations
 
     def run_policies_by_id(self, run_id: int) -> dict[int, PolicyInfo]:
         with self._read(f"read the policies of run {run_id}") as c:

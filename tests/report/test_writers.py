@@ -5,6 +5,7 @@ kind YAML and XML must quote or escape; and their findings-only variants."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -15,6 +16,7 @@ import yaml
 from scanner.engine.types import RuleStatus
 from scanner.report.audit import audit_digest, audit_document, write_audit_json
 from scanner.report.data import FINDING_STATUSES, ReportData
+from scanner.report.formatting import FindingIds, finding_id
 from scanner.report.json_report import dump_json
 from scanner.report.junit import junit_tree, render_junit
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, ReportFlavour, policy_reports, render_policy_reports
@@ -130,3 +132,18 @@ def test_scalar_text_is_the_dumped_scalar(path: tuple[str | int, ...], value: st
     text = ScalarText(path)(value)
     assert dumped.endswith(text + "\n")
     assert yaml.safe_load(dumped) == document
+
+
+@pytest.mark.parametrize("digest", [
+    hashlib.sha256(b"a").hexdigest(), "0" * 64, "7" * 64, "1234567890" * 6 + "1234", "0777", "0b0101",
+    "0b012", "1e10", "123abc", "abcdef", "deadbeef" * 8, "01f"])
+def test_a_hex_digest_is_written_as_any_scalar(digest: str) -> None:
+    place = ScalarText(("results", 0, "properties", "result_id"))
+    assert place.hex_digest(digest) == ScalarText(("results", 0, "properties", "result_id"))(digest)
+
+
+def test_finding_ids_are_finding_id() -> None:
+    data = hostile_report_data()
+    ids = FindingIds()
+    for r in data.results:
+        assert ids(r.resource, r.policy, r.rule) == finding_id(r.resource, r.policy, r.rule)

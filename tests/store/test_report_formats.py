@@ -12,7 +12,9 @@ import yaml
 
 from scanner.engine.types import RuleStatus
 from scanner.errors import ReportError
+from scanner.report.assemble import assemble_report
 from scanner.report.audit import audit_digest, audit_document, write_audit_json
+from scanner.report.data import ResultRecord
 from scanner.report.json_report import dump_json
 from scanner.report.junit import junit_tree
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, policy_reports
@@ -21,7 +23,7 @@ from scanner.report.yamltext import DUMP_OPTIONS
 from scanner.scan.report_data import build_report_data
 from scanner.store import Store
 from tests.store.conftest import day
-from tests.store.scan_helpers import pod, scan
+from tests.store.scan_helpers import pod, policy, scan
 
 FAIL, PASS, WARN, SKIP, ERROR = RuleStatus.FAIL, RuleStatus.PASS, RuleStatus.WARN, RuleStatus.SKIP, RuleStatus.ERROR
 
@@ -67,3 +69,33 @@ def test_findings_only_reading_renders_what_reading_every_result_does(store: Sto
     else:  # the audit record is every result, always
         with pytest.raises(ReportError, match="lists every result"):
             render_text(build_report_data(store, run_id, findings_only=True), fmt, findings_only=True)
+
+
+def test_stored_results_come_in_the_order_reports_sort_them(store: Store) -> None:
+    # names a database collation orders otherwise than code points ("-" and "/", case, accents,
+    # a cluster-scoped resource, one resource at two lines): read in the order ``assemble_report``
+    # sorts results in, which it then keeps
+    outcome = {
+        pod("Web", "shop"): {("require-labels", "check"): FAIL, ("teamz", "r"): PASS},
+        pod("web", "shop", line=9): {("require-labels", "check"): PASS, ("Zeta", "r"): SKIP},
+        pod("web", "shop", line=2): {("require-labels", "check"): WARN},
+        pod("éclair", "shop"): {("require-labels", "check"): PASS, ("teamz", "r"): FAIL},
+        pod("api", "shop-a"): {("require-labels", "check"): PASS, ("Zeta", "R"): FAIL},
+        pod("api", "Shop"): {("require-labels", "check"): PASS},
+        pod("api", "", source="a-repo"): {("require-labels", "check"): ERROR, ("Zeta", "r"): PASS},
+    }
+    policies = [policy("require-labels"), policy("teamz"), policy("Zeta"), policy("ns-policy", namespace="team")]
+    outcome[pod("db", "shop")] = {("team/ns-policy", "check"): FAIL, ("require-labels", "check"): PASS}
+    run_id = scan(store, day(0), outcome, policies=policies)
+    data = build_report_data(store, run_id)
+
+    def key(r: ResultRecord) -> tuple[object, ...]:
+        res = r.resource
+        return r.policy, r.rule, res.namespace, res.kind, res.name, res.source, res.path, res.line or 0
+
+    assert [key(r) for r in data.results] == sorted(key(r) for r in data.results)
+    assert len(data.results) == 14
+    assert data == assemble_report(
+        run=data.run, policies=data.policies, results=reversed(data.results), errors=data.errors,
+        previous_run_id=data.previous_run_id, trend=data.trend, exceptions=data.exceptions,
+        not_evaluated=data.not_evaluated, coverage=data.coverage)
