@@ -10,9 +10,10 @@ fingerprint and the JSON report) and the source, commit, path and line of the re
 from __future__ import annotations
 
 import io
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, TextIO
 
 from scanner.engine.exceptions import exception_names
@@ -121,6 +122,7 @@ def policy_reports(data: ReportData, flavour: ReportFlavour = WGPOLICY, *,
     return reports
 
 
+_POLICY, _STATUS = attrgetter("policy"), attrgetter("status")
 _STATUSES = (RuleStatus.PASS, RuleStatus.FAIL, RuleStatus.WARN, RuleStatus.ERROR, RuleStatus.SKIP)
 
 
@@ -190,10 +192,9 @@ class _Entries:
         return (f"- policy: {policy_text}\n  rule: {self.text.entry['rule'](rule)}\n  result: {status}\n"
                 f"  scored: {'true' if scored else 'false'}\n  source: {ENGINE_SOURCE}\n{self.timestamp}")
 
-    def status(self, result: ResultRecord) -> str:
-        """The result's status as the report gives it (see ``reported_status``)."""
-        return (RuleStatus.WARN if result.status is RuleStatus.FAIL and not self.policies[result.policy][2]
-                else result.status).value
+    def reported(self, policy: str, status: str) -> str:
+        """A result's status (its value) as the report gives it (see ``reported_status``)."""
+        return RuleStatus.WARN.value if status == RuleStatus.FAIL.value and not self.policies[policy][2] else status
 
     def __call__(self, result: ResultRecord) -> str:
         """The entry's text."""
@@ -231,8 +232,8 @@ def write_policy_reports(data: ReportData, out: TextIO, flavour: ReportFlavour =
     for namespace in sorted(by_namespace):
         results = by_namespace[namespace]
         summary = dict.fromkeys((s.value for s in _STATUSES), 0)
-        for result in results:
-            summary[entries.status(result)] += 1
+        for (policy, status), count in Counter(zip(map(_POLICY, results), map(str, map(_STATUS, results)))).items():
+            summary[entries.reported(policy, status)] += count
         kind = flavour.namespaced_kind if namespace else flavour.cluster_kind
         name = REPORT_NAME if namespace else CLUSTER_REPORT_NAME
         out.write(f"---\napiVersion: {text.top['apiVersion'](flavour.api_version)}\n"
