@@ -232,7 +232,8 @@ def write_policy_reports(data: ReportData, out: TextIO, flavour: ReportFlavour =
     for namespace in sorted(by_namespace):
         results = by_namespace[namespace]
         summary = dict.fromkeys((s.value for s in _STATUSES), 0)
-        for (policy, status), count in Counter(zip(map(_POLICY, results), map(str, map(_STATUS, results)))).items():
+        pairs = Counter(zip(map(_POLICY, results), map(str, map(_STATUS, results)), strict=True))
+        for (policy, status), count in pairs.items():
             summary[entries.reported(policy, status)] += count
         kind = flavour.namespaced_kind if namespace else flavour.cluster_kind
         name = REPORT_NAME if namespace else CLUSTER_REPORT_NAME

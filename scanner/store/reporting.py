@@ -68,29 +68,33 @@ def policies_by_id(connection: Connection, run_id: int) -> dict[int, PolicyInfo]
     return _policies_by_id(connection, run_id)
 
 
+_OBSERVATIONS = (
+    "SELECT o.observation_id, o.resource_id, s.name, r.api_version, r.kind, r.namespace, r.name, o.path, "
+    "o.document_index, o.item_index, o.line, o.commit_sha, o.overlay, o.patches "
+    "FROM resource_observations o JOIN resources r ON r.resource_id = o.resource_id "
+    "JOIN sources s ON s.source_id = r.source_id WHERE o.run_id = :run "
+    "ORDER BY r.namespace, r.kind, r.name, s.name, o.path, o.observation_id")
+
+
 def run_observations(connection: Connection, run_id: int) -> dict[int, ObservationInfo]:
     """Where the run found each resource, by observation id (one ``ResourceRef`` per resource),
-    in the order reports list resources: namespace, kind, name, source, file."""
+    in the order reports list resources: namespace, kind, name, source, file (by the database's
+    collation; read as the driver gives them)."""
     resources: dict[int, ResourceRef] = {}
     found: dict[int, ObservationInfo] = {}
-    o = t.resource_observations.c
-    query = (select(o.observation_id, o.resource_id, t.sources.c.name, t.resources.c.api_version,
-                    t.resources.c.kind, t.resources.c.namespace, t.resources.c.name, o.path, o.document_index,
-                    o.item_index, o.line, o.commit_sha, o.overlay, o.patches)
-             .join(t.resources, t.resources.c.resource_id == o.resource_id)
-             .join(t.sources, t.sources.c.source_id == t.resources.c.source_id)
-             .where(o.run_id == run_id)
-             .order_by(t.resources.c.namespace, t.resources.c.kind, t.resources.c.name, t.sources.c.name, o.path,
-                       o.observation_id))
-    for (observation_id, resource_id, source, api_version, kind, namespace, name, file, document, item, line,
-         commit_sha, overlay, patches) in connection.execute(query):
-        resource = resources.get(resource_id)
-        if resource is None:
-            resource = resources[resource_id] = ResourceRef(source=source, api_version=api_version, kind=kind,
-                                                            namespace=namespace, name=name)
-        found[observation_id] = ObservationInfo(
-            resource=resource, file=file, document=document, item=item, line=line, commit_sha=commit_sha,
-            overlay=overlay or "", patches=tuple(patches.split("\n")) if patches else ())
+    text = unescape_text
+    for batch in driver_batches(connection, _OBSERVATIONS, run_id, cursor_name="scanner_run_observations"):
+        for (observation_id, resource_id, source, api_version, kind, namespace, name, file, document, item, line,
+             commit_sha, overlay, patches) in batch:
+            resource = resources.get(resource_id)
+            if resource is None:
+                resource = resources[resource_id] = ResourceRef(
+                    source=text(source), api_version=text(api_version), kind=text(kind), namespace=text(namespace),
+                    name=text(name))
+            patches = text(patches) if patches else ""
+            found[observation_id] = ObservationInfo(
+                resource=resource, file=text(file), document=document, item=item, line=line, commit_sha=commit_sha,
+                overlay=text(overlay) if overlay else "", patches=tuple(patches.split("\n")) if patches else ())
     return found
 
 
