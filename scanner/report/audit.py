@@ -27,6 +27,7 @@ from scanner.report.json_report import (
     result_document,
     run_document,
     summary_document,
+    utf8_buffer,
 )
 
 AUDIT_SCHEMA_ID = "urn:scanner:audit:1"
@@ -94,16 +95,16 @@ class _RowTexts:
                 orjson.Fragment(indented.replace("\n", "\n  ")))  # (a row's value: one level in)
         return known
 
-    def canonical(self, result: ResultRecord) -> tuple[bytes, str]:
+    def canonical(self, result: ResultRecord) -> tuple[bytes, bytes]:
         """The row's canonical JSON (its keys given in order), and no text."""
         resource = self._resource(result)
         return orjson.dumps({
             "action": result.action, "exception": result.exception,
             "id": self.finding_id(resource[0], result.policy, result.rule), "message": result.message,
-            "policy": result.policy, "resource": resource[1], "rule": result.rule, "status": result.status}), ""
+            "policy": result.policy, "resource": resource[1], "rule": result.rule, "status": result.status}), b""
 
-    def __call__(self, result: ResultRecord) -> tuple[bytes, str]:
-        """The row's canonical JSON and its text."""
+    def __call__(self, result: ResultRecord) -> tuple[bytes, bytes]:
+        """The row's canonical JSON and its text (UTF-8)."""
         resource = self._resource(result)
         finding = self.finding_id(resource[0], result.policy, result.rule)
         canonical = orjson.dumps({
@@ -113,13 +114,13 @@ class _RowTexts:
             "id": finding, "policy": result.policy, "rule": result.rule, "status": result.status,
             "message": result.message, "action": result.action, "exception": result.exception,
             "resource": resource[2]}, option=orjson.OPT_INDENT_2)
-        return canonical, text.decode("utf-8").replace("\n", "\n    ")
+        return canonical, text.replace(b"\n", b"\n    ")
 
 
 _BATCH = 1024
 
 
-def _row_batches(data: ReportData, *, text: bool = True) -> Iterator[list[tuple[bytes, str]]]:
+def _row_batches(data: ReportData, *, text: bool = True) -> Iterator[list[tuple[bytes, bytes]]]:
     """The results' matrix rows (``_RowTexts``), a batch at a time: each one's canonical JSON and
     (with ``text``) its text."""
     rows = _RowTexts()
@@ -129,8 +130,8 @@ def _row_batches(data: ReportData, *, text: bool = True) -> Iterator[list[tuple[
         yield [make(r) for r in results[start:start + _BATCH]]
 
 
-def _digest(parts: dict[str, Any], batches: Iterator[list[tuple[bytes, str]]],
-            each: Callable[[list[str]], None] | None = None) -> str:
+def _digest(parts: dict[str, Any], batches: Iterator[list[tuple[bytes, bytes]]],
+            each: Callable[[list[bytes]], None] | None = None) -> str:
     """``audit_content_digest`` of ``parts`` with ``batches`` of rows as its matrix
     (``_row_batches``), hashed as they come (each batch's texts also given to ``each``)."""
     keys = sorted(parts)
@@ -177,10 +178,16 @@ def write_audit_json(data: ReportData, out: TextIO) -> None:
         out.write(("{\n" if key == "schema" else ",\n") + f"  {_canonical(key)}: {_indented(value, 1)}")
     out.write(',\n  "matrix": [')
     rows = 0
+    buffer = utf8_buffer(out)  # (a file's: the rows' UTF-8 written as it is)
 
-    def written(texts: list[str]) -> None:
+    def written(texts: list[bytes]) -> None:
         nonlocal rows
-        out.write(("," if rows else "") + "\n    " + ",\n    ".join(texts))
+        text = (b"," if rows else b"") + b"\n    " + b",\n    ".join(texts)
+        if buffer is None:
+            out.write(text.decode("utf-8"))
+        else:
+            out.flush()
+            buffer.write(text)
         rows += len(texts)
 
     digest = _digest(parts, _row_batches(data), written)

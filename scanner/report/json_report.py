@@ -7,7 +7,7 @@ Key order and list order are fixed, so the same ``ReportData`` always gives the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 import orjson
 
@@ -210,11 +210,20 @@ def render_json_report(data: ReportData) -> str:
     return dump_json(report_document(data))
 
 
+def utf8_buffer(out: TextIO) -> BinaryIO | None:
+    """The bytes under a text file written as UTF-8 (where JSON made as UTF-8 bytes can go as
+    it is, after ``out.flush()``), or None (another text stream: write text)."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None or (getattr(out, "encoding", "") or "").lower().replace("-", "") != "utf8":
+        return None
+    return buffer  # type: ignore[no-any-return]
+
+
 def write_json_report(data: ReportData, out: TextIO) -> None:
     """Write the JSON report to ``out``: to a file's bytes as orjson gives them (UTF-8, as the
     text would be encoded), to any other text stream as text."""
-    buffer = getattr(out, "buffer", None)
-    if buffer is None or (getattr(out, "encoding", "") or "").lower().replace("-", "") != "utf8":
+    buffer = utf8_buffer(out)
+    if buffer is None:
         out.write(render_json_report(data))
         return
     text = orjson.dumps(report_document(data), option=orjson.OPT_INDENT_2) + b"\n"
