@@ -144,7 +144,7 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
     # one object per place a resource was found (observations in the same place share it)
     places: dict[tuple, ResourceInfo] = {}
     infos: dict[int, ResourceInfo] = {}
-    wanted = {row[7] for row in rows} if findings_only else observations.keys()
+    wanted = {row[8] for row in rows} if findings_only else observations.keys()
     for observation_id in wanted:
         ob = observations[observation_id]
         r = ob.resource
@@ -162,7 +162,7 @@ def read_run_results(store: Store, run_id: int, *, findings_only: bool = False) 
     results = [  # (positional: the fields' order)
         ResultRecord(refs[policy_id], rule, by_value[status], message, infos[observation_id], actions[action],
                      ", ".join(skipping_exceptions(message)) if status == skip else "")
-        for policy_id, rule, _, status, message, _, action, observation_id in rows]
+        for _, policy_id, rule, _, status, message, _, action, observation_id in rows]
     errors: list[ErrorEntry] = []
     not_evaluated: list[ErrorEntry] = []
     kinds: list[tuple[str, str, ErrorEntry]] = []

@@ -98,8 +98,9 @@ def run_observations(connection: Connection, run_id: int) -> dict[int, Observati
     return found
 
 
-ResultRowTuple = tuple[int, str, str, str, str, str, str, int]
-"""(policy id, rule, declared rule, status, message, path, action, observation id)"""
+ResultRowTuple = tuple[int, int, str, str, str, str, str, str, int]
+"""(place in the order read, policy id, rule, declared rule, status, message, path, action,
+observation id)"""
 
 _RESULTS = "SELECT check_id, policy_id, status, message, path, action, observation_id FROM results WHERE run_id = :run"
 
@@ -114,7 +115,8 @@ def run_result_rows(connection: Connection, run_id: int, observations: Iterable[
     ``observations`` (the run's, as ``run_observations`` orders them, or another order of
     them): read as the driver gives them and sorted here, by the rank of each check (the
     database's, by its own collation, or by ``check_key``; equal keys rank equal) and of each
-    observation, rather than sorted wide in the database."""
+    observation, rather than sorted wide in the database. Equal texts (statuses, messages,
+    paths, actions) are one string object."""
     c = t.checks.c
     if check_key is None:
         checks = {check_id: (rank, rule, declared) for check_id, rule, declared, rank in connection.execute(
@@ -131,7 +133,9 @@ def run_result_rows(connection: Connection, run_id: int, observations: Iterable[
     query = _RESULTS
     if wanted := [RuleStatus(s).value for s in statuses]:  # (the enumeration's own values)
         query += " AND status IN (" + ", ".join(f"'{value}'" for value in wanted) + ")"
-    rows: list[tuple[int, ResultRowTuple]] = []
+    rows: list[ResultRowTuple] = []
+    texts: dict[str, str] = {}
+    same = texts.setdefault  # (the driver makes a new string of each value of each row)
     for batch in driver_batches(connection, query, run_id, cursor_name="scanner_run_results"):
         for check_id, policy_id, status, message, path, action, observation_id in batch:
             rank, rule, declared = checks[check_id]
@@ -139,10 +143,10 @@ def run_result_rows(connection: Connection, run_id: int, observations: Iterable[
                 message = unescape_text(message)
             if ESCAPE in path:
                 path = unescape_text(path)
-            rows.append((rank * width + place[observation_id],
-                         (policy_id, rule, declared, status, message, path, action, observation_id)))
+            rows.append((rank * width + place[observation_id], policy_id, rule, declared, same(status, status),
+                         same(message, message), same(path, path), same(action, action), observation_id))
     rows.sort(key=_FIRST)
-    return [row for _, row in rows]
+    return rows
 
 
 _FIRST = itemgetter(0)
@@ -155,7 +159,7 @@ def iter_run_results(connection: Connection, run_id: int, *,
     observations = run_observations(connection, run_id)
     statuses_by_value = {s.value: s for s in RuleStatus}
     actions_by_value = {a.value: a for a in FailureAction}
-    for policy_id, rule, declared_rule, status, message, path, action, observation_id in run_result_rows(
+    for _, policy_id, rule, declared_rule, status, message, path, action, observation_id in run_result_rows(
             connection, run_id, observations, statuses=statuses):
         ob = observations[observation_id]
         yield ReportResult(

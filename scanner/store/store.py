@@ -267,11 +267,11 @@ class Store:
                         order: Callable[[dict[int, ObservationInfo]], Iterable[int]] | None = None,
                         check_key: reporting.CheckKey | None = None
                         ) -> tuple[list[reporting.ResultRowTuple], dict[int, ObservationInfo]]:
-        """A run's results as narrow rows, ``(policy id, rule, declared rule, status, message,
-        path, action, observation id)``, and where the run found each resource, by observation id
-        (read in one transaction); to read with ``run_policies_by_id``. In the order of
-        ``iter_run_results``, or by ``check_key`` (see ``reporting.run_result_rows``) and then the
-        observations as ``order`` gives them."""
+        """A run's results as narrow rows, ``(place, policy id, rule, declared rule, status,
+        message, path, action, observation id)``, and where the run found each resource, by
+        observation id (read in one transaction); to read with ``run_policies_by_id``. In the
+        order of ``iter_run_results``, or by ``check_key`` (see ``reporting.run_result_rows``) and
+        then the observations as ``order`` gives them."""
         with self._read(f"read the results of run {run_id}") as c:
             observations = reporting.run_observations(c, run_id)
             ordered = observations if order is None else order(observations)
