@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from hashlib import sha256
+from operator import attrgetter
 from pathlib import Path
 
 from scanner.config import Config
@@ -43,6 +44,7 @@ from scanner.store.summary import normal_severity
 from scanner.store.writer import RunWriter
 
 _SEVERITIES = {s.value for s in Severity}
+_POLICY, _RULE = attrgetter("policy"), attrgetter("rule")
 
 
 def _severity_key(severity: str) -> str:
@@ -247,8 +249,8 @@ def report_data(read: RunResults, outcome: RunOutcome) -> ReportData:
     )
     # each policy's rules that gave results: from the results when all are read, else from the run's tallies
     rules: dict[str, dict[str, None]] = defaultdict(dict)
-    for policy_ref, rule in ((g.key[0], g.key[1]) for g in summary.by_rule) if summary else (
-            (r.policy, r.rule) for r in read.results):
+    for policy_ref, rule in ((g.key[0], g.key[1]) for g in summary.by_rule) if summary else dict.fromkeys(
+            zip(map(_POLICY, read.results), map(_RULE, read.results), strict=True)):  # (each pair once, in C)
         rules[policy_ref][rule] = None
     policy_infos = [PolicyInfo(
         name=_policy_ref(p), title=p.title, category=p.category,
