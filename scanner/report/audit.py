@@ -95,26 +95,26 @@ class _RowTexts:
                 orjson.Fragment(indented.replace("\n", "\n  ")))  # (a row's value: one level in)
         return known
 
+    @staticmethod
+    def _canonical(result: ResultRecord, resource: orjson.Fragment, finding: str) -> bytes:
+        return orjson.dumps({  # (its keys given in order)
+            "action": result.action, "exception": result.exception, "id": finding, "message": result.message,
+            "policy": result.policy, "resource": resource, "rule": result.rule, "status": result.status})
+
     def canonical(self, result: ResultRecord) -> tuple[bytes, bytes]:
-        """The row's canonical JSON (its keys given in order), and no text."""
+        """The row's canonical JSON, and no text."""
         resource = self._resource(result)
-        return orjson.dumps({
-            "action": result.action, "exception": result.exception,
-            "id": self.finding_id(resource[0], result.policy, result.rule), "message": result.message,
-            "policy": result.policy, "resource": resource[1], "rule": result.rule, "status": result.status}), b""
+        return self._canonical(result, resource[1], self.finding_id(resource[0], result.policy, result.rule)), b""
 
     def __call__(self, result: ResultRecord) -> tuple[bytes, bytes]:
         """The row's canonical JSON and its text (UTF-8)."""
         resource = self._resource(result)
         finding = self.finding_id(resource[0], result.policy, result.rule)
-        canonical = orjson.dumps({
-            "action": result.action, "exception": result.exception, "id": finding, "message": result.message,
-            "policy": result.policy, "resource": resource[1], "rule": result.rule, "status": result.status})
         text = orjson.dumps({
             "id": finding, "policy": result.policy, "rule": result.rule, "status": result.status,
             "message": result.message, "action": result.action, "exception": result.exception,
             "resource": resource[2]}, option=orjson.OPT_INDENT_2)
-        return canonical, text.replace(b"\n", b"\n    ")
+        return self._canonical(result, resource[1], finding), text.replace(b"\n", b"\n    ")
 
 
 _BATCH = 1024
