@@ -9,6 +9,7 @@ import hashlib
 import io
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import yaml
@@ -20,7 +21,7 @@ from scanner.report.formatting import FindingIds, finding_id
 from scanner.report.json_report import dump_json
 from scanner.report.junit import junit_tree, render_junit
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, ReportFlavour, policy_reports, render_policy_reports
-from scanner.report.render import render_text
+from scanner.report.render import render_report, render_text
 from scanner.report.yamltext import DUMP_OPTIONS, ScalarText
 from tests.report.fixtures import hostile_report_data, overlay_report_data, reassembled, sample_report_data
 
@@ -147,3 +148,13 @@ def test_finding_ids_are_finding_id() -> None:
     ids = FindingIds()
     for r in data.results:
         assert ids(r.resource, r.policy, r.rule) == finding_id(r.resource, r.policy, r.rule)
+
+
+@pytest.mark.parametrize("make", [m for _, m in DATA], ids=DATA_IDS)
+@pytest.mark.parametrize("fmt", ["audit-json", "json"])
+def test_a_file_written_through_its_bytes_holds_the_text(make: Callable[[], ReportData], fmt: str,
+                                                         tmp_path: Path) -> None:
+    # JSON written to a file's UTF-8 bytes as orjson gives them, between text written to the file
+    data = make()
+    path = render_report(data, fmt, tmp_path / "report")
+    assert path.read_text(encoding="utf-8") == render_text(data, fmt)
