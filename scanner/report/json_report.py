@@ -178,7 +178,15 @@ def _policy_failures(group: PolicyFindings, resources: dict[int, dict[str, Any]]
 
 def report_document(data: ReportData) -> dict[str, Any]:
     """The JSON report as plain data (what ``write_json_report`` serialises)."""
+    document = _report_parts(data)
     resources: dict[int, dict[str, Any]] = {}  # (the report's resources outlive it: no id is reused)
+    document["failures_by_policy"] = [_policy_failures(group, resources) for group in data.failures_by_policy]
+    return document
+
+
+def _report_parts(data: ReportData) -> dict[str, Any]:
+    """The report's keys in the order it is written, ``failures_by_policy`` left empty (each
+    policy's is made on its own)."""
     return {
         "schema": REPORT_SCHEMA_ID,
         "run": run_document(data.run),
@@ -188,7 +196,7 @@ def report_document(data: ReportData) -> dict[str, Any]:
             "new": [change_document(c) for c in data.new_findings],
             "resolved": [change_document(c) for c in data.resolved_findings],
         },
-        "failures_by_policy": [_policy_failures(group, resources) for group in data.failures_by_policy],
+        "failures_by_policy": [],
         "by_namespace": [_group_document(g, "namespace") for g in data.by_namespace],
         "by_source": [_group_document(g, "source") for g in data.by_source],
         "errors": [error_document(e) for e in data.errors],
@@ -220,12 +228,25 @@ def utf8_buffer(out: TextIO) -> BinaryIO | None:
 
 
 def write_json_report(data: ReportData, out: TextIO) -> None:
-    """Write the JSON report to ``out``: to a file's bytes as orjson gives them (UTF-8, as the
-    text would be encoded), to any other text stream as text."""
+    """Write the JSON report to ``out``: the text ``render_json_report`` gives, a policy's
+    findings at a time; to a file's bytes as orjson gives them (UTF-8, as the text would be
+    encoded), to any other text stream as text."""
     buffer = utf8_buffer(out)
     if buffer is None:
-        out.write(render_json_report(data))
-        return
-    text = orjson.dumps(report_document(data), option=orjson.OPT_INDENT_2) + b"\n"
-    out.flush()
-    buffer.write(text)
+        def put(text: bytes) -> None:
+            out.write(text.decode("utf-8"))
+    else:
+        out.flush()
+        put = buffer.write  # type: ignore[assignment]
+    put(b"{")
+    for n, (key, value) in enumerate(_report_parts(data).items()):
+        put((b",\n  " if n else b"\n  ") + orjson.dumps(key) + b": ")
+        if key != "failures_by_policy" or not data.failures_by_policy:
+            put(orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  "))
+            continue
+        resources: dict[int, dict[str, Any]] = {}
+        for i, group in enumerate(data.failures_by_policy):
+            policy = orjson.dumps(_policy_failures(group, resources), option=orjson.OPT_INDENT_2)
+            put((b",\n    " if i else b"[\n    ") + policy.replace(b"\n", b"\n    "))
+        put(b"\n  ]")
+    put(b"\n}\n")

@@ -18,7 +18,7 @@ from scanner.engine.types import RuleStatus
 from scanner.report.audit import audit_digest, audit_document, write_audit_json
 from scanner.report.data import FINDING_STATUSES, ReportData
 from scanner.report.formatting import FindingIds, finding_id
-from scanner.report.json_report import dump_json
+from scanner.report.json_report import dump_json, report_document, write_json_report
 from scanner.report.junit import junit_tree, render_junit
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, ReportFlavour, policy_reports, render_policy_reports
 from scanner.report.render import render_report, render_text
@@ -158,3 +158,12 @@ def test_a_file_written_through_its_bytes_holds_the_text(make: Callable[[], Repo
     data = make()
     path = render_report(data, fmt, tmp_path / "report")
     assert path.read_text(encoding="utf-8") == render_text(data, fmt)
+
+
+@pytest.mark.parametrize("make", [m for _, m in DATA] + [lambda: reassembled(sample_report_data(), results=[])],
+                         ids=[*DATA_IDS, "no-results"])
+def test_json_report_written_a_policy_at_a_time_is_the_document(make: Callable[[], ReportData]) -> None:
+    data = make()
+    out = io.StringIO()
+    write_json_report(data, out)
+    assert out.getvalue() == dump_json(report_document(data))
