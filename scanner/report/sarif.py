@@ -13,14 +13,18 @@ and unreadable inputs become tool execution notifications.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import islice
 from pathlib import PurePosixPath
 from typing import Any, TextIO
 from urllib.parse import quote
 
+import orjson
+
 from scanner.engine.types import RuleStatus
 from scanner.report.data import PolicyInfo, ReportData, ResourceInfo, ResultRecord
 from scanner.report.formatting import finding_id, iso_time
-from scanner.report.json_report import dump_json
+from scanner.report.json_report import dump_json, utf8_buffer
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "scannerFinding/v1"
@@ -151,7 +155,9 @@ def _notifications(data: ReportData) -> list[dict[str, Any]]:
     return notes
 
 
-def sarif_document(data: ReportData) -> dict[str, Any]:
+def _findings(data: ReportData) -> tuple[list[ResultRecord], list[dict[str, Any]], dict[str, int]]:
+    """The results SARIF lists (fail and warn), the rule descriptors (each policy's declared
+    rules, then any other rule those results name, e.g. autogen-...), and each rule's index."""
     policies = {p.name: p for p in data.policies}
     descriptors: list[dict[str, Any]] = []
     index: dict[str, int] = {}
@@ -159,15 +165,22 @@ def sarif_document(data: ReportData) -> dict[str, Any]:
         for rule in policy.rules:
             index[rule_id(policy.name, rule)] = len(descriptors)
             descriptors.append(_descriptor(policy, rule))
-    results = []
-    for result in data.results:
-        if result.status not in (RuleStatus.FAIL, RuleStatus.WARN):
-            continue
+    listed = [r for r in data.results if r.status is RuleStatus.FAIL or r.status is RuleStatus.WARN]
+    for result in listed:
         key = rule_id(result.policy, result.rule)
-        if key not in index:  # a rule the policy catalogue did not list (e.g. autogen-...)
+        if key not in index:  # a rule the policy catalogue did not list
             index[key] = len(descriptors)
             descriptors.append(_descriptor(policies[result.policy], result.rule))
-        results.append(_result(result, policies[result.policy], index[key]))
+    return listed, descriptors, index
+
+
+def _results(data: ReportData, listed: list[ResultRecord], index: dict[str, int]) -> Iterator[dict[str, Any]]:
+    policies = {p.name: p for p in data.policies}
+    return (_result(r, policies[r.policy], index[rule_id(r.policy, r.rule)]) for r in listed)
+
+
+def _sarif_run(data: ReportData, descriptors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's object, its ``results`` left empty (made one at a time by ``_results``)."""
     run = data.run
     provenance = []
     for s in run.sources:
@@ -192,17 +205,61 @@ def sarif_document(data: ReportData) -> dict[str, Any]:
             for s in run.sources},
         "automationDetails": {"id": f"scanner/run/{run.run_id}"},
         "invocations": [invocation],
-        "results": results,
+        "results": [],
         "properties": {"policySetDigest": run.policy_set_digest},
     }
     if provenance:
         sarif_run["versionControlProvenance"] = provenance
+    return sarif_run
+
+
+def _document(sarif_run: dict[str, Any]) -> dict[str, Any]:
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [sarif_run]}
+
+
+def sarif_document(data: ReportData) -> dict[str, Any]:
+    listed, descriptors, index = _findings(data)
+    sarif_run = _sarif_run(data, descriptors)
+    sarif_run["results"] = list(_results(data, listed, index))
+    return _document(sarif_run)
 
 
 def render_sarif(data: ReportData) -> str:
     return dump_json(sarif_document(data))
 
 
+_BATCH = 1024
+
+
 def write_sarif(data: ReportData, out: TextIO) -> None:
-    out.write(render_sarif(data))
+    """Write the log to ``out``: the text ``render_sarif`` gives, its results a batch at a
+    time; to a file's bytes as orjson gives them, to any other text stream as text."""
+    buffer = utf8_buffer(out)
+    if buffer is None:
+        def put(text: bytes) -> None:
+            out.write(text.decode("utf-8"))
+    else:
+        out.flush()
+        put = buffer.write  # type: ignore[assignment]
+    listed, descriptors, index = _findings(data)
+    sarif_run = _sarif_run(data, descriptors)
+    if not listed:
+        put(orjson.dumps(_document(sarif_run), option=orjson.OPT_INDENT_2) + b"\n")
+        return
+    head = orjson.dumps(_document({}), option=orjson.OPT_INDENT_2)  # its run: "runs": [{}] at its end
+    put(head[:-len(b"{}\n  ]\n}")] + b"{")
+    at = b"\n      "  # a key of the run: three levels in
+    for n, (key, value) in enumerate(sarif_run.items()):
+        put((b"," if n else b"") + at + orjson.dumps(key) + b": ")
+        if key != "results":
+            put(orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", at))
+            continue
+        results = _results(data, listed, index)
+        first = True
+        while batch := list(islice(results, _BATCH)):
+            put((b"," if not first else b"[") + b",".join(
+                b"\n        " + orjson.dumps(r, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n        ")
+                for r in batch))
+            first = False
+        put(at + b"]")
+    put(b"\n    }\n  ]\n}\n")

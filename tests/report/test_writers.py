@@ -22,6 +22,7 @@ from scanner.report.json_report import dump_json, report_document, write_json_re
 from scanner.report.junit import junit_tree, render_junit
 from scanner.report.policyreport import OPENREPORTS, WGPOLICY, ReportFlavour, policy_reports, render_policy_reports
 from scanner.report.render import render_report, render_text
+from scanner.report.sarif import sarif_document, write_sarif
 from scanner.report.yamltext import DUMP_OPTIONS, ScalarText
 from tests.report.fixtures import hostile_report_data, overlay_report_data, reassembled, sample_report_data
 
@@ -151,7 +152,7 @@ def test_finding_ids_are_finding_id() -> None:
 
 
 @pytest.mark.parametrize("make", [m for _, m in DATA], ids=DATA_IDS)
-@pytest.mark.parametrize("fmt", ["audit-json", "json"])
+@pytest.mark.parametrize("fmt", ["audit-json", "json", "sarif"])
 def test_a_file_written_through_its_bytes_holds_the_text(make: Callable[[], ReportData], fmt: str,
                                                          tmp_path: Path) -> None:
     # JSON written to a file's UTF-8 bytes as orjson gives them, between text written to the file
@@ -167,3 +168,21 @@ def test_json_report_written_a_policy_at_a_time_is_the_document(make: Callable[[
     out = io.StringIO()
     write_json_report(data, out)
     assert out.getvalue() == dump_json(report_document(data))
+
+
+def _many_results() -> ReportData:
+    # more results than a batch, and rules the policies do not list (as autogen rules are not)
+    data = sample_report_data()
+    return reassembled(data, results=[
+        dataclasses.replace(r, rule=f"autogen-{r.rule}" if n % 3 else r.rule,
+                            resource=dataclasses.replace(r.resource, name=f"{r.resource.name}-{n}"))
+        for n in range(3000 // len(data.results) + 1) for r in data.results])
+
+
+@pytest.mark.parametrize("make", [m for _, m in DATA] + [lambda: reassembled(sample_report_data(), results=[]),
+                                                         _many_results], ids=[*DATA_IDS, "no-results", "many"])
+def test_sarif_log_written_a_batch_of_results_at_a_time_is_the_document(make: Callable[[], ReportData]) -> None:
+    data = make()
+    out = io.StringIO()
+    write_sarif(data, out)
+    assert out.getvalue() == dump_json(sarif_document(data))
