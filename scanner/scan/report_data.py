@@ -105,7 +105,8 @@ def run_numbers(store: Store, run_id: int, data: ReportData | None = None) -> Ru
 @dataclass(frozen=True, slots=True)
 class RunResults:
     """What a run's reports read of its results, policies, errors and observations: all
-    written before the run finishes (``read_run_results``), so read while it finishes."""
+    written before the run finishes (``read_run_results``), so read while it finishes. The
+    results come in report order (``assemble_report``'s), which ``report_data`` keeps."""
 
     run_id: int
     findings_only: bool
