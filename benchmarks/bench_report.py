@@ -10,7 +10,11 @@ Prints the time each format takes and the size of each file. The target is HTML 
 With ``--store``: each format of a stored run (e.g. of ``scanner scan`` on the 10k corpus, made
 with ``reports.formats: []``) as ``scanner report`` renders it, in a process of its own: the
 seconds reading the store, rendering, their sum, its ratio to the JSON report's, and the
-process's peak memory.
+process's peak memory. With ``--build DIR`` (repeatable), by the scanner of each checkout
+(e.g. a ``git worktree`` of another commit), side by side: each format by each build in turn,
+``--rounds`` times, the best round shown, with its ratio to the first build's.
+
+    .venv/bin/python benchmarks/bench_report.py --store sqlite:///scan.db --build /tmp/old --build . --rounds 3
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ def synthetic_run(resources: int, rules_per_resource: int, fail_rate: float) -> 
 # one format of a stored run in a process of its own: read seconds, render seconds, peak RSS in MB
 STORED = """
 import resource, sys, time
+sys.path[:0] = sys.argv[5:]  # a build's checkout, before any other
 from pathlib import Path
 from scanner.store.store import Store
 from scanner.scan.report_data import build_report_data
@@ -107,27 +112,48 @@ print(read - start, done - read, resource.getrusage(resource.RUSAGE_SELF).ru_max
 """
 
 
-def stored(url: str, run: int, formats: list[str], out: Path) -> None:
+def _stored_once(url: str, run: int, fmt: str, out: Path, build: str | None) -> tuple[float, float, int, int]:
     import subprocess
 
-    out.mkdir(parents=True, exist_ok=True)  # a folder: each format its own file
-    rows = {}
+    checkout = [str(Path(build).resolve())] if build else []
+    proc = subprocess.run([sys.executable, "-c", STORED, url, str(run), fmt, str(out), *checkout], check=True,
+                          capture_output=True, text=True)
+    read, render, peak, size = proc.stdout.split()
+    return float(read), float(render), int(peak), int(size)
+
+
+def stored(url: str, run: int, formats: list[str], out: Path, builds: list[str | None], rounds: int) -> None:
+    """Each format of the run rendered by each build, alternating, ``rounds`` times: the best."""
+    best: dict[tuple[str | None, str], tuple[float, float, int, int]] = {}
+    for _ in range(rounds):
+        for fmt in formats:
+            for n, build in enumerate(builds):
+                folder = out / str(n)
+                folder.mkdir(parents=True, exist_ok=True)  # a folder: each format its own file
+                row = _stored_once(url, run, fmt, folder, build)
+                if (build, fmt) not in best or sum(row[:2]) < sum(best[(build, fmt)][:2]):
+                    best[(build, fmt)] = row
+    print(f"{'build':>5} {'format':>14} {'read s':>7} {'render s':>8} {'total s':>8} {'x json':>7} {'peak MB':>8} "
+          f"{'MB':>7}" + (f" {'x build 0':>9}" if len(builds) > 1 else ""))
     for fmt in formats:
-        proc = subprocess.run([sys.executable, "-c", STORED, url, str(run), fmt, str(out)], check=True,
-                              capture_output=True, text=True)
-        read, render, peak, size = proc.stdout.split()
-        rows[fmt] = (float(read), float(render), int(peak), int(size))
-    json_total = sum(rows["json"][:2]) if "json" in rows else None
-    print(f"{'format':>14} {'read s':>7} {'render s':>8} {'total s':>8} {'x json':>7} {'peak MB':>8} {'MB':>7}")
-    for fmt, (read, render, peak, size) in rows.items():
-        ratio = f"{(read + render) / json_total:7.2f}" if json_total else f"{'-':>7}"
-        print(f"{fmt:>14} {read:7.2f} {render:8.2f} {read + render:8.2f} {ratio} {peak:8} {size / 1e6:7.1f}")
+        for n, build in enumerate(builds):
+            read, render, peak, size = best[(build, fmt)]
+            json_total = sum(best[(build, "json")][:2]) if "json" in formats else None
+            ratio = f"{(read + render) / json_total:7.2f}" if json_total else f"{'-':>7}"
+            first = sum(best[(builds[0], fmt)][:2])
+            against = f" {(read + render) / first:9.2f}" if len(builds) > 1 else ""
+            print(f"{n:>5} {fmt:>14} {read:7.2f} {render:8.2f} {read + render:8.2f} {ratio} {peak:8} "
+                  f"{size / 1e6:7.1f}{against}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", default=None, help="render a stored run of this database URL")
     parser.add_argument("--run", type=int, default=1, help="with --store: the run")
+    parser.add_argument("--build", action="append", default=[],
+                        help="with --store: render with the scanner of this checkout (its root), alternating "
+                             "with the others given (repeatable; default: this interpreter's)")
+    parser.add_argument("--rounds", type=int, default=1, help="with --store: rounds, the best of which is shown")
     parser.add_argument("--resources", type=int, default=10_000)
     parser.add_argument("--rules-per-resource", type=int, default=30)
     parser.add_argument("--fail-rate", type=float, default=0.1)
@@ -139,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown formats: {', '.join(unknown)}")
     if args.store:
-        stored(args.store, args.run, formats, args.out or Path(tempfile.mkdtemp(prefix="bench-report-")))
+        stored(args.store, args.run, formats, args.out or Path(tempfile.mkdtemp(prefix="bench-report-")),
+               args.build or [None], args.rounds)
         return 0
     start = time.perf_counter()
     data = synthetic_run(args.resources, args.rules_per_resource, args.fail_rate)
