@@ -9,6 +9,7 @@ else they run one after the other.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -18,6 +19,7 @@ from scanner.errors import ReportError, StoreError
 from scanner.report.data import ReportData
 from scanner.report.render import render_report
 from scanner.scan import forked
+from scanner.scan.processes import usable_cpus
 from scanner.store.records import RunStatus
 from scanner.store.writer import RunWriter
 
@@ -93,9 +95,11 @@ def _finish_linking_meanwhile(writer: RunWriter, status: RunStatus | None) -> Ru
 
 def render_reports(data: ReportData, formats: Sequence[str], out: Path,
                    written: Callable[[str, str], None] | None = None, *, findings_only: bool = False) -> list[Path]:
-    """``render_report`` for each of ``formats``, in order, all but the first in children; the
-    first error raised, every report attempted. ``written`` is told each format and its file as
-    it is written; ``findings_only`` asks for the findings-only variants."""
+    """``render_report`` for each of ``formats``, in order, all but the first in children, as
+    many at a time as there are CPUs (each copies the pages of the data it reads: more at once
+    would cost memory, not time); the first error raised, every report attempted. ``written``
+    is told each format and its file as it is written; ``findings_only`` asks for the
+    findings-only variants."""
     def told(fmt: str, path: Path) -> Path:
         if written is not None:
             written(fmt, str(path))
@@ -104,13 +108,28 @@ def render_reports(data: ReportData, formats: Sequence[str], out: Path,
     if len(formats) < 2 or not forked.can_fork():
         return [told(fmt, render_report(data, fmt, out, findings_only=findings_only)) for fmt in formats]
     render = partial(render_report, data, out=out, findings_only=findings_only)
-    children = [forked.start(partial(render, fmt), partial(_lost, fmt)) for fmt in formats[1:]]
+    pending = iter(formats[1:])
+    running: deque[forked.Forked[Path]] = deque()
+
+    def start_next() -> None:
+        fmt = next(pending, None)
+        if fmt is not None:
+            running.append(forked.start(partial(render, fmt), partial(_lost, fmt)))
+
+    for _ in range(usable_cpus()):
+        start_next()
     outcomes: list[Path | Exception] = []
-    calls: list[Callable[[], Path]] = [partial(render, formats[0]), *(child.result for child in children)]
-    for fmt, call in zip(formats, calls, strict=True):
+    for n, fmt in enumerate(formats):
         try:
-            outcomes.append(told(fmt, call()))
-        except Exception as exc:  # every child is waited for all the same
+            if n == 0:
+                outcomes.append(told(fmt, render(fmt)))
+                continue
+            child = running.popleft()
+            try:
+                outcomes.append(told(fmt, child.result()))
+            finally:
+                start_next()
+        except Exception as exc:  # every report is attempted all the same
             outcomes.append(exc)
     for outcome in outcomes:
         if isinstance(outcome, Exception):

@@ -11,20 +11,12 @@ import threading
 from collections.abc import Callable
 from queue import Empty
 
-from scanner.scan.processes import end_with_parent
+from scanner.scan.processes import end_with_parent, usable_cpus
 from scanner.scan.workers import Compiled, EvaluationSetup, ShardTask, run_task, setup_process, setup_worker
 
 JOBS_PER_CPU = 4
 """Worker processes per CPU at most: evaluation is CPU-bound, and beyond a few per core more
 workers only cost memory and forks (``scan.jobs: 100000`` would fork thousands)."""
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, else the machine's)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def worker_count(requested: int | None) -> int:

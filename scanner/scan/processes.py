@@ -89,3 +89,11 @@ def exit_on_terminate() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, terminate)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

@@ -23,7 +23,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from scanner.errors import DatabaseLostError
-from scanner.scan.pool import JOBS_PER_CPU, usable_cpus, worker_count
+from scanner.scan.pool import JOBS_PER_CPU, worker_count
+from scanner.scan.processes import usable_cpus
 from scanner.sources.git_tree import failure_cause
 from scanner.store import RunStart, RunStatus, SourceRecord, SourceType, Store
 from scanner.store.connect import describe, parse_url, redact_text

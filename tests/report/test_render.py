@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from scanner.errors import ReportError
 from scanner.report.data import ReportData
 from scanner.report.render import FORMATS, render_report, render_text
-from scanner.scan import forked
+from scanner.scan import finish, forked
 from scanner.scan.finish import render_reports
 
 
@@ -156,3 +157,34 @@ def test_render_reports_fork_only_without_other_threads(sample_data: ReportData,
     monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
     with pytest.raises(AssertionError, match="forked"):
         render_reports(sample_data, ["html", "json"], tmp_path)
+
+
+@pytest.mark.usefixtures("alone")
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_render_reports_render_in_as_many_children_at_a_time_as_there_are_cpus(
+        cpus: int, sample_data: ReportData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each child copies what it reads of the data: no more of them at once than CPUs to run them
+    running: list[int] = []
+    most = 0
+    start = forked.start
+
+    def counted(call: Callable[[], Path], lost: Callable[[str], BaseException]) -> forked.Forked[Path]:
+        nonlocal most
+        child = start(call, lost)
+        running.append(id(child))
+        most = max(most, len(running))
+        result = child.result
+
+        def collected() -> Path:
+            running.remove(id(child))
+            return result()
+
+        child.result = collected  # type: ignore[method-assign]
+        return child
+
+    monkeypatch.setattr(finish, "usable_cpus", lambda: cpus)
+    monkeypatch.setattr(forked, "start", counted)
+    formats = ["html", "json", "junit", "sarif", "policy-report", "audit-json"]
+    assert render_reports(sample_data, formats, tmp_path) == [
+        tmp_path / f"scanner-run-42{FORMATS[fmt][1]}" for fmt in formats]
+    assert most == cpus
