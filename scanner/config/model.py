@@ -103,8 +103,9 @@ class SigningKeyConfig:
 @dataclass(frozen=True, slots=True)
 class ReportsConfig:
     """Where the reports of each scan are written, in which formats, with how many runs of trend;
-    the key that signs its audit reports, if any; how many runs' report files the folder keeps
-    (``keep``, all when None); whether the JUnit and policy reports list only the findings."""
+    the key that signs its audit reports, if any; which runs' report files the folder keeps:
+    the newest ``keep`` and those written in the last ``keep_days`` days (all when None);
+    whether the JUnit and policy reports list only the findings."""
 
     out: str = "reports"
     formats: tuple[str, ...] = ("html", "json")
@@ -112,6 +113,7 @@ class ReportsConfig:
     signing_key: SigningKeyConfig | None = None
     keep: int | None = None
     findings_only: bool = False
+    keep_days: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,7 +177,8 @@ def _kustomize_roots(r: Reader, value: Any, keys: Keys) -> tuple[str, ...]:
 
 def read_reports(r: Reader, raw: Any) -> ReportsConfig:
     """``reports``: where, in which formats, how much trend and how many runs are kept, signed by what."""
-    rep = r.mapping(raw, ["reports"], {"out", "formats", "history", "signing_key", "keep", "findings_only"})
+    rep = r.mapping(raw, ["reports"], {"out", "formats", "history", "signing_key", "keep", "keep_days",
+                                       "findings_only"})
     formats = r.strings(rep.get("formats"), ["reports", "formats"]) if "formats" in rep else ("html", "json")
     for j, fmt in enumerate(formats):
         if fmt not in REPORT_FORMATS:
@@ -189,6 +190,7 @@ def read_reports(r: Reader, raw: Any) -> ReportsConfig:
         signing_key=_signing_key(r, rep.get("signing_key")),
         keep=r.integer(rep.get("keep"), ["reports", "keep"], None, 1),
         findings_only=r.boolean(rep.get("findings_only"), ["reports", "findings_only"], False),
+        keep_days=r.integer(rep.get("keep_days"), ["reports", "keep_days"], None, 1),
     )
 
 

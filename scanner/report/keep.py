@@ -1,4 +1,5 @@
-"""``reports.keep``: the reports folder keeps the report files of the newest runs only.
+"""``reports.keep`` and ``reports.keep_days``: the reports folder keeps the report files of the
+newest runs only, and of the runs whose reports were written in the last days only.
 
 Only files the scanner writes there are removed: ``scanner-run-<id><suffix>`` for a report
 format's suffix, and the ``.sig`` signature of an audit report. Anything else in the folder
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import re
 import stat
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -34,14 +36,20 @@ def report_run_id(name: str) -> int | None:
     return int(match["run"]) if suffix in _SUFFIXES else None
 
 
-def prune_reports(folder: Path, keep: int, current: int | None = None) -> list[Path]:
-    """Remove the report files of all but the ``keep`` newest runs (by run id) in ``folder``:
-    the files removed. The ``current`` run's files are kept whatever its id (a new database
-    numbers its runs from 1 again) and count as the newest. Raises ``ReportError`` naming a
-    file that cannot be removed."""
-    if keep < 1:
+def prune_reports(folder: Path, keep: int | None, current: int | None = None, *, keep_days: int | None = None,
+                  now: float | None = None) -> list[Path]:
+    """Remove the report files of the runs in ``folder`` other than the ``keep`` newest (by run
+    id), and of those whose files were all written (last modified) more than ``keep_days`` days
+    before ``now`` (the time, by default); either left None keeps what it would remove. The
+    ``current`` run's files are kept whatever its id (a new database numbers its runs from 1
+    again) and age, and count as the newest. Returns the files removed; raises ``ReportError``
+    naming a file that cannot be removed."""
+    if keep is not None and keep < 1:
         raise ValueError(f"keep must be at least 1, not {keep}")
+    if keep_days is not None and keep_days < 1:
+        raise ValueError(f"keep_days must be at least 1, not {keep_days}")
     by_run: dict[int, list[Path]] = defaultdict(list)
+    written: dict[int, float] = {}  # a run -> when its newest file was written
     try:
         entries = list(folder.iterdir())
     except FileNotFoundError:
@@ -54,14 +62,19 @@ def prune_reports(folder: Path, keep: int, current: int | None = None) -> list[P
         if run_id is None:
             continue
         try:
-            mode = entry.lstat().st_mode
+            info = entry.lstat()
         except FileNotFoundError:
             continue
-        if stat.S_ISREG(mode) or stat.S_ISLNK(mode):  # a link goes, not what it leads to
+        if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):  # a link goes, not what it leads to
             by_run[run_id].append(entry)
-    removed = []
+            written[run_id] = max(written.get(run_id, info.st_mtime), info.st_mtime)
     newest_first = sorted(by_run, key=lambda run_id: (run_id == current, run_id), reverse=True)
-    for run_id in newest_first[keep:]:
+    gone = set(newest_first[keep:]) if keep is not None else set()
+    if keep_days is not None:
+        cutoff = (time.time() if now is None else now) - keep_days * 86_400
+        gone.update(run_id for run_id in by_run if run_id != current and written[run_id] < cutoff)
+    removed = []
+    for run_id in sorted(gone, reverse=True):
         for path in sorted(by_run[run_id]):
             try:
                 path.unlink()

@@ -325,8 +325,8 @@ def render_configured_reports(store: Store, run_id: int, config: Config, parts: 
                               written: Callable[[str, str], None] | None = None) -> tuple[list[str], ReportData | None]:
     """Render every format the config names into ``reports.out`` (the findings-only variants
     with ``reports.findings_only``), then remove the report files of runs older than the
-    ``reports.keep`` newest: the files written, and the
-    report data (``None`` when no format is configured). ``parts`` are the run's report data
+    ``reports.keep`` newest or written more than ``reports.keep_days`` days ago: the files
+    written, and the report data (``None`` when no format is configured). ``parts`` are the run's report data
     read already (``read_configured_results`` and ``read_configured_outcome``); ``written`` is
     told each format and file as it is written."""
     if not config.reports.formats:
@@ -342,10 +342,10 @@ def render_configured_reports(store: Store, run_id: int, config: Config, parts: 
                           Location(path=str(out))) from e
     paths = render_reports(data, config.reports.formats, out, written, findings_only=config.reports.findings_only)
     files = [str(path) for path in paths] + sign_configured_reports(data, config, paths, written)
-    if config.reports.keep is not None:
+    if config.reports.keep is not None or config.reports.keep_days is not None:
         from scanner.report.keep import prune_reports
 
-        prune_reports(out, config.reports.keep, current=run_id)
+        prune_reports(out, config.reports.keep, current=run_id, keep_days=config.reports.keep_days)
     return files, data
 
 

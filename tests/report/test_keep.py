@@ -1,5 +1,5 @@
-"""``reports.keep``: the reports folder keeps the newest runs' report files, and nothing the
-scanner did not write is touched."""
+"""``reports.keep`` and ``reports.keep_days``: the reports folder keeps the newest runs' report
+files, and those written in the last days, and nothing the scanner did not write is touched."""
 
 from __future__ import annotations
 
@@ -94,6 +94,44 @@ def test_prune_names_a_file_it_cannot_remove(tmp_path: Path, monkeypatch: pytest
     assert info.value.location is not None and info.value.location.path == str(folder / "scanner-run-1.json")
 
 
+NOW = 1_900_000_000.0
+DAY = 86_400
+
+
+def _aged(folder: Path, days: dict[int, float]) -> None:
+    """Each run's report files written ``days[run]`` days before ``NOW``."""
+    for run, names in SCANNER_FILES.items():
+        for name in names:
+            os.utime(folder / name, (NOW - days[run] * DAY, NOW - days[run] * DAY))
+
+
+@pytest.mark.parametrize(("keep", "keep_days", "current", "kept_runs"), [
+    pytest.param(None, 30, None, [20, 100], id="days"),
+    pytest.param(None, 400, None, [3, 12, 20, 100], id="days-all-younger"),
+    pytest.param(None, 1, None, [100], id="day-1"),
+    pytest.param(None, 30, 3, [3, 20, 100], id="current-run-kept-whatever-its-age"),
+    pytest.param(1, 30, None, [100], id="fewer-runs-than-days-keep"),
+    pytest.param(3, 30, None, [20, 100], id="fewer-days-than-runs-keep"),
+])
+def test_prune_keeps_the_runs_written_in_the_last_days(
+        tmp_path: Path, keep: int | None, keep_days: int, current: int | None, kept_runs: list[int]) -> None:
+    # run 12 is newer by id than run 3 but its files are older: age is the files' own
+    folder = _folder(tmp_path)
+    _aged(folder, {3: 40, 12: 90, 20: 29.9, 100: 0.5})
+    prune_reports(folder, keep, current=current, keep_days=keep_days, now=NOW)
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted([n for run in kept_runs for n in SCANNER_FILES[run]] + OTHER_FILES + ["scanner-run-2.html"])
+
+
+def test_a_run_is_as_young_as_its_newest_report_file(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    _aged(folder, {3: 40, 12: 40, 20: 40, 100: 40})
+    os.utime(folder / "scanner-run-3.audit.json.sig", (NOW - DAY, NOW - DAY))  # signed again lately
+    prune_reports(folder, None, keep_days=30, now=NOW)
+    assert sorted(p.name for p in folder.iterdir() if p.name in SCANNER_FILES[3]) == sorted(SCANNER_FILES[3])
+    assert not any((folder / n).exists() for run in (12, 20, 100) for n in SCANNER_FILES[run])
+
+
 CONFIG = """\
 database: {url: "sqlite:///scan.db"}
 policies: [{path: policies}]
@@ -110,13 +148,22 @@ def test_config_rejects_a_keep_that_is_not_a_positive_integer(tmp_path: Path, ke
     assert "reports.keep" in str(info.value)
 
 
-@pytest.mark.parametrize(("text", "keep", "findings_only"), [
-    pytest.param("reports: {out: r}\n", None, False, id="defaults"),
-    pytest.param("reports: {keep: 7, findings_only: true}\n", 7, True, id="given"),
+@pytest.mark.parametrize("keep_days", [0, -1, "30d", 1.5, True], ids=["zero", "negative", "text", "float", "bool"])
+def test_config_rejects_keep_days_that_are_not_a_positive_integer(tmp_path: Path, keep_days: object) -> None:
+    config = tmp_path / "scanner.yaml"
+    config.write_text(CONFIG + f"reports: {{keep_days: {keep_days!r}}}\n".replace("'", '"'))
+    with pytest.raises(ConfigError) as info:
+        load_config(config, env={})
+    assert "reports.keep_days" in str(info.value)
+
+
+@pytest.mark.parametrize(("text", "keep", "keep_days", "findings_only"), [
+    pytest.param("reports: {out: r}\n", None, None, False, id="defaults"),
+    pytest.param("reports: {keep: 7, keep_days: 365, findings_only: true}\n", 7, 365, True, id="given"),
 ])
-def test_config_reads_keep_and_findings_only(tmp_path: Path, text: str, keep: int | None,
+def test_config_reads_keep_and_findings_only(tmp_path: Path, text: str, keep: int | None, keep_days: int | None,
                                              findings_only: bool) -> None:
     config = tmp_path / "scanner.yaml"
     config.write_text(CONFIG + text)
     reports = load_config(config, env={}).reports
-    assert (reports.keep, reports.findings_only) == (keep, findings_only)
+    assert (reports.keep, reports.keep_days, reports.findings_only) == (keep, keep_days, findings_only)
