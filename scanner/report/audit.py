@@ -27,7 +27,7 @@ from scanner.report.json_report import (
     result_document,
     run_document,
     summary_document,
-    utf8_buffer,
+    utf8_writer,
 )
 
 AUDIT_SCHEMA_ID = "urn:scanner:audit:1"
@@ -172,29 +172,25 @@ def write_audit_json(data: ReportData, out: TextIO) -> None:
     """Write the audit record to ``out``: the text of ``dump_json(audit_document(data))``,
     each row of the matrix written as it is made."""
     parts = _parts(data)
+    put = utf8_writer(out)
+    head = ""
     for key, value in parts.items():
         if key == "matrix":
             break
-        out.write(("{\n" if key == "schema" else ",\n") + f"  {_canonical(key)}: {_indented(value, 1)}")
-    out.write(',\n  "matrix": [')
+        head += ("{\n" if key == "schema" else ",\n") + f"  {_canonical(key)}: {_indented(value, 1)}"
+    put((head + ',\n  "matrix": [').encode("utf-8"))
     rows = 0
-    buffer = utf8_buffer(out)  # (a file's: the rows' UTF-8 written as it is)
 
     def written(texts: list[bytes]) -> None:
         nonlocal rows
-        text = (b"," if rows else b"") + b"\n    " + b",\n    ".join(texts)
-        if buffer is None:
-            out.write(text.decode("utf-8"))
-        else:
-            out.flush()
-            buffer.write(text)
+        put((b"," if rows else b"") + b"\n    " + b",\n    ".join(texts))
         rows += len(texts)
 
     digest = _digest(parts, _row_batches(data), written)
-    out.write("\n  ]" if rows else "]")
+    tail = "\n  ]" if rows else "]"
     if "chain_digest" in parts:
-        out.write(f',\n  "chain_digest": {_canonical(parts["chain_digest"])}')
-    out.write(f',\n  "{DIGEST_KEY}": {_canonical(digest)}\n}}\n')
+        tail += f',\n  "chain_digest": {_canonical(parts["chain_digest"])}'
+    put((tail + f',\n  "{DIGEST_KEY}": {_canonical(digest)}\n}}\n').encode("utf-8"))
 
 
 def render_audit_json(data: ReportData) -> str:

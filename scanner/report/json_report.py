@@ -6,8 +6,9 @@ Key order and list order are fixed, so the same ``ReportData`` always gives the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import Any, TextIO
 
 import orjson
 
@@ -218,26 +219,22 @@ def render_json_report(data: ReportData) -> str:
     return dump_json(report_document(data))
 
 
-def utf8_buffer(out: TextIO) -> BinaryIO | None:
-    """The bytes under a text file written as UTF-8 (where JSON made as UTF-8 bytes can go as
-    it is, after ``out.flush()``), or None (another text stream: write text)."""
+def utf8_writer(out: TextIO) -> Callable[[bytes], object]:
+    """What writes UTF-8 text made as bytes (JSON as orjson gives it) to ``out``: to a text file
+    written as UTF-8, into its bytes as they are (``out`` is flushed first, and written through
+    this alone after); to any other text stream, as text."""
     buffer = getattr(out, "buffer", None)
     if buffer is None or (getattr(out, "encoding", "") or "").lower().replace("-", "") != "utf8":
-        return None
-    return buffer  # type: ignore[no-any-return]
+        return lambda text: out.write(text.decode("utf-8"))
+    out.flush()
+    return buffer.write  # type: ignore[no-any-return]
 
 
 def write_json_report(data: ReportData, out: TextIO) -> None:
     """Write the JSON report to ``out``: the text ``render_json_report`` gives, a policy's
     findings at a time; to a file's bytes as orjson gives them (UTF-8, as the text would be
     encoded), to any other text stream as text."""
-    buffer = utf8_buffer(out)
-    if buffer is None:
-        def put(text: bytes) -> None:
-            out.write(text.decode("utf-8"))
-    else:
-        out.flush()
-        put = buffer.write  # type: ignore[assignment]
+    put = utf8_writer(out)
     put(b"{")
     for n, (key, value) in enumerate(_report_parts(data).items()):
         put((b",\n  " if n else b"\n  ") + orjson.dumps(key) + b": ")

@@ -24,7 +24,7 @@ import orjson
 from scanner.engine.types import RuleStatus
 from scanner.report.data import PolicyInfo, ReportData, ResourceInfo, ResultRecord
 from scanner.report.formatting import finding_id, iso_time
-from scanner.report.json_report import dump_json, utf8_buffer
+from scanner.report.json_report import dump_json, utf8_writer
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "scannerFinding/v1"
@@ -234,13 +234,7 @@ _BATCH = 1024
 def write_sarif(data: ReportData, out: TextIO) -> None:
     """Write the log to ``out``: the text ``render_sarif`` gives, its results a batch at a
     time; to a file's bytes as orjson gives them, to any other text stream as text."""
-    buffer = utf8_buffer(out)
-    if buffer is None:
-        def put(text: bytes) -> None:
-            out.write(text.decode("utf-8"))
-    else:
-        out.flush()
-        put = buffer.write  # type: ignore[assignment]
+    put = utf8_writer(out)
     listed, descriptors, index = _findings(data)
     sarif_run = _sarif_run(data, descriptors)
     if not listed:
