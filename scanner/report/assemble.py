@@ -38,9 +38,15 @@ CLUSTER_SCOPE = "(cluster)"
 """The namespace grouping key of cluster-scoped resources."""
 
 
+def resource_order(namespace: str, kind: str, name: str, source: str, path: str,
+                   line: int | None) -> tuple[str, str, str, str, str, int]:
+    """Where a resource's result stands among a rule's results in reports (code-point order)."""
+    return namespace, kind, name, source, path, line or 0
+
+
 def _resource_sort_key(resource: ResourceInfo) -> tuple[str, str, str, str, str, int]:
-    return (resource.namespace, resource.kind, resource.name, resource.source, resource.path,
-            resource.line or 0)
+    return resource_order(resource.namespace, resource.kind, resource.name, resource.source, resource.path,
+                          resource.line)
 
 
 def _change_sort_key(change: ResultChange) -> tuple[object, ...]:

@@ -17,13 +17,10 @@ from scanner.store.views import (
     ResourceRef,
     ResourceResult,
     ResourceRunEntry,
+    policy_ref,
 )
 
 FindingState = Literal["open", "resolved", "all"]
-
-
-def _policy_ref(namespace: str, name: str) -> str:
-    return f"{namespace}/{name}" if namespace else name
 
 
 def find_resource_id(connection: Connection, ref: ResourceRef) -> int | None:
@@ -61,7 +58,7 @@ def resource_history(connection: Connection, ref: ResourceRef, *,
                  .order_by(t.checks.c.policy_namespace, t.checks.c.policy_name, t.checks.c.rule))
         for row in connection.execute(query):
             results[row.observation_id].append(ResourceResult(
-                policy=_policy_ref(row.policy_namespace, row.policy_name), rule=row.rule,
+                policy=policy_ref(row.policy_namespace, row.policy_name), rule=row.rule,
                 status=RuleStatus(row.status), message=row.message, path=row.path,
                 action=FailureAction(row.action)))
     entries = tuple(ResourceRunEntry(
@@ -118,7 +115,7 @@ def list_findings(connection: Connection, *, state: FindingState = "all",
             finding_id=row.finding_id,
             resource=ResourceRef(source=row.source, api_version=row.api_version,
                                  kind=row.kind, namespace=row.namespace, name=row.name),
-            policy=_policy_ref(row.policy_namespace, row.policy_name), rule=row.rule,
+            policy=policy_ref(row.policy_namespace, row.policy_name), rule=row.rule,
             first_run_id=row.first_run_id, first_seen_at=row.first_seen_at,
             last_run_id=last_run, last_seen_at=last_at,
             resolved_run_id=row.resolved_run_id, resolved_at=row.resolved_at,

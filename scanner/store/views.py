@@ -10,6 +10,11 @@ from scanner.engine.types import FailureAction, RuleStatus
 from scanner.store.records import EndReason, RunStatus, SourceType, Trigger
 
 
+def policy_ref(namespace: str, name: str) -> str:
+    """A policy as reports and findings name it: ``namespace/name``, or ``name`` when cluster-wide."""
+    return f"{namespace}/{name}" if namespace else name
+
+
 @dataclass(frozen=True, slots=True)
 class StatusCounts:
     """Result counts by status."""
