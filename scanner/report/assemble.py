@@ -33,6 +33,7 @@ from scanner.report.data import (
     TrendPoint,
     coverage_kind,
 )
+from scanner.report.formatting import PerResource
 
 CLUSTER_SCOPE = "(cluster)"
 """The namespace grouping key of cluster-scoped resources."""
@@ -54,29 +55,21 @@ def _change_sort_key(change: ResultChange) -> tuple[object, ...]:
             change.path, change.line or 0)
 
 
-class _Distinct:
+def _distinct() -> PerResource[int]:
     """Equal resources as one number each: a resource is hashed (every field) once per object,
-    not once per result (the results of one resource share its object)."""
-
-    def __init__(self) -> None:
-        self.by_object: dict[int, tuple[ResourceInfo, int]] = {}
-        self.by_value: dict[ResourceInfo, int] = {}
-
-    def __call__(self, resource: ResourceInfo) -> int:
-        known = self.by_object.get(id(resource))
-        if known is None or known[0] is not resource:
-            number = self.by_value.setdefault(resource, len(self.by_value))
-            known = self.by_object[id(resource)] = (resource, number)
-        return known[1]
+    not once per result."""
+    numbers: dict[ResourceInfo, int] = {}
+    return PerResource(lambda resource: numbers.setdefault(resource, len(numbers)))
 
 
-def finding_groups(findings: Iterable[ResultRecord], distinct: _Distinct | None = None) -> tuple[FindingGroup, ...]:
+def finding_groups(findings: Iterable[ResultRecord],
+                   distinct: PerResource[int] | None = None) -> tuple[FindingGroup, ...]:
     """Findings grouped by defect: rule, status, source and the defining ``path:line``.
 
     A resource read as it is has its own ``path:line``; resources rendered from one base by
     several overlays share the base's, so one defect shows once with its overlays.
     ``distinct`` numbers equal resources (one shared by the calls of a report)."""
-    number = distinct or _Distinct()
+    number = distinct or _distinct()
     groups: dict[tuple[object, ...], list[ResultRecord]] = {}
     for r in findings:
         res = r.resource
@@ -107,10 +100,10 @@ _FINDING_VALUES = frozenset(s.value for s in FINDING_STATUSES)
 
 
 _ByResource = dict[tuple[ResourceInfo, int, str], int]
-"""Results per resource, its number (``_Distinct``) and status (its value)."""
+"""Results per resource, its number (``_distinct``) and status (its value)."""
 
 
-def _by_resource(results: Sequence[ResultRecord], statuses: Sequence[str], distinct: _Distinct) -> _ByResource:
+def _by_resource(results: Sequence[ResultRecord], statuses: Sequence[str], distinct: PerResource[int]) -> _ByResource:
     """The results per resource and status (``statuses``: each result's status value): counted
     per resource object (in C), then each object numbered once (equal resources are one)."""
     resources = list(map(_RESOURCE, results))
@@ -210,14 +203,10 @@ def assemble_report(
     """
     policy_list = sorted(policies, key=lambda p: p.name)
     by_name = {p.name: p for p in policy_list}
-    resource_keys: dict[int, tuple[ResourceInfo, tuple[object, ...]]] = {}
+    resource_keys = PerResource(_resource_sort_key)
 
     def sort_key(result: ResultRecord) -> tuple[object, ...]:  # each resource's part made once
-        resource = result.resource
-        known = resource_keys.get(id(resource))
-        if known is None or known[0] is not resource:
-            known = resource_keys[id(resource)] = (resource, _resource_sort_key(resource))
-        return (result.policy, result.rule, *known[1])
+        return (result.policy, result.rule, *resource_keys(result.resource))
 
     ordered = list(results) if in_order else sorted(results, key=sort_key)
     if unknown := {r.policy for r in ordered}.difference(by_name):
@@ -236,7 +225,7 @@ def assemble_report(
     by_severity = dict.fromkeys(SEVERITY_ORDER, 0)
     findings: dict[str, list[ResultRecord]] = defaultdict(list)
     finding_counts: dict[str, Counter[str]] = defaultdict(Counter)
-    distinct = _Distinct()
+    distinct = _distinct()
     for result in listed:
         status = result.status
         if status is RuleStatus.FAIL:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import orjson
 
 from scanner.report.data import ReportData, ResourceInfo, ResultRecord
-from scanner.report.formatting import FindingIds
+from scanner.report.formatting import FindingIds, PerResource
 from scanner.report.json_report import (
     dump_json,
     error_document,
@@ -82,18 +82,15 @@ class _RowTexts:
 
     def __init__(self) -> None:
         self.finding_id = FindingIds()
-        self.resources: dict[int, tuple[ResourceInfo, orjson.Fragment, orjson.Fragment]] = {}
+        self.resources = PerResource(self._documents)
 
-    def _resource(self, result: ResultRecord) -> tuple[ResourceInfo, orjson.Fragment, orjson.Fragment]:
-        resource = result.resource
-        known = self.resources.get(id(resource))
-        if known is None or known[0] is not resource:
-            document = resource_document(resource)
-            indented = orjson.dumps(document, option=orjson.OPT_INDENT_2).decode("utf-8")
-            known = self.resources[id(resource)] = (
-                resource, orjson.Fragment(orjson.dumps(document, option=orjson.OPT_SORT_KEYS).decode("utf-8")),
-                orjson.Fragment(indented.replace("\n", "\n  ")))  # (a row's value: one level in)
-        return known
+    @staticmethod
+    def _documents(resource: ResourceInfo) -> tuple[orjson.Fragment, orjson.Fragment]:
+        """The resource's document as canonical JSON and as a row's value (one level in)."""
+        document = resource_document(resource)
+        indented = orjson.dumps(document, option=orjson.OPT_INDENT_2).decode("utf-8")
+        return (orjson.Fragment(orjson.dumps(document, option=orjson.OPT_SORT_KEYS).decode("utf-8")),
+                orjson.Fragment(indented.replace("\n", "\n  ")))
 
     @staticmethod
     def _canonical(result: ResultRecord, resource: orjson.Fragment, finding: str) -> bytes:
@@ -103,18 +100,20 @@ class _RowTexts:
 
     def canonical(self, result: ResultRecord) -> tuple[bytes, bytes]:
         """The row's canonical JSON, and no text."""
-        resource = self._resource(result)
-        return self._canonical(result, resource[1], self.finding_id(resource[0], result.policy, result.rule)), b""
+        resource = result.resource
+        finding = self.finding_id(resource, result.policy, result.rule)
+        return self._canonical(result, self.resources(resource)[0], finding), b""
 
     def __call__(self, result: ResultRecord) -> tuple[bytes, bytes]:
         """The row's canonical JSON and its text (UTF-8)."""
-        resource = self._resource(result)
-        finding = self.finding_id(resource[0], result.policy, result.rule)
+        resource = result.resource
+        canonical, indented = self.resources(resource)
+        finding = self.finding_id(resource, result.policy, result.rule)
         text = orjson.dumps({
             "id": finding, "policy": result.policy, "rule": result.rule, "status": result.status,
             "message": result.message, "action": result.action, "exception": result.exception,
-            "resource": resource[2]}, option=orjson.OPT_INDENT_2)
-        return self._canonical(result, resource[1], finding), text.replace(b"\n", b"\n    ")
+            "resource": indented}, option=orjson.OPT_INDENT_2)
+        return self._canonical(result, canonical, finding), text.replace(b"\n", b"\n    ")
 
 
 _BATCH = 1024

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Generic, TypeVar
 
 from scanner.report.data import ResourceInfo
+
+T = TypeVar("T")
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
@@ -57,17 +61,30 @@ def finding_id(resource: ResourceInfo, policy: str, rule: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class PerResource(Generic[T]):
+    """``make`` of each resource, made once per resource object (the results of one resource
+    share its object): kept by ``id()`` with the object itself, so no id is reused meanwhile."""
+
+    __slots__ = ("_known", "_make")
+
+    def __init__(self, make: Callable[[ResourceInfo], T]) -> None:
+        self._make = make
+        self._known: dict[int, tuple[ResourceInfo, T]] = {}
+
+    def __call__(self, resource: ResourceInfo) -> T:
+        known = self._known.get(id(resource))
+        if known is None or known[0] is not resource:
+            known = self._known[id(resource)] = (resource, self._make(resource))
+        return known[1]
+
+
 class FindingIds:
-    """``finding_id`` of many results: each resource's identity made and encoded once (the
-    results of one resource share its object)."""
+    """``finding_id`` of many results: each resource's identity made and encoded once."""
 
     __slots__ = ("_identities",)
 
     def __init__(self) -> None:
-        self._identities: dict[int, tuple[ResourceInfo, bytes]] = {}
+        self._identities = PerResource(lambda resource: (resource_identity(resource) + "\x1e").encode("utf-8"))
 
     def __call__(self, resource: ResourceInfo, policy: str, rule: str) -> str:
-        known = self._identities.get(id(resource))
-        if known is None or known[0] is not resource:
-            known = self._identities[id(resource)] = (resource, (resource_identity(resource) + "\x1e").encode("utf-8"))
-        return hashlib.sha256(known[1] + f"{policy}\x1e{rule}".encode()).hexdigest()
+        return hashlib.sha256(self._identities(resource) + f"{policy}\x1e{rule}".encode()).hexdigest()

@@ -17,7 +17,7 @@ from typing import TextIO
 
 from scanner.engine.types import RuleStatus
 from scanner.report.data import FINDING_STATUSES, ErrorEntry, ReportData, ResourceInfo, ResultRecord
-from scanner.report.formatting import xml_safe
+from scanner.report.formatting import PerResource, xml_safe
 
 INPUTS_SUITE = "scanner inputs"
 
@@ -124,26 +124,22 @@ class _CaseTexts:
     once, each rule's class name once (the results of one resource share its object)."""
 
     def __init__(self) -> None:
-        self.resources: dict[int, tuple[ResourceInfo, str, str]] = {}
+        self.resources = PerResource(self._resource)
         self.classes: dict[tuple[str, str], str] = {}
 
     @staticmethod
-    def _resource(resource: ResourceInfo) -> tuple[ResourceInfo, str, str]:
-        """The resource, its attributes after the class name, and where it is."""
+    def _resource(resource: ResourceInfo) -> tuple[str, str]:
+        """The resource's attributes after the class name, and where it is."""
         attrs = {"name": xml_safe(f"{resource.source}:{resource.key}"), "file": xml_safe(resource.path), "time": "0"}
         if resource.line is not None:
             attrs["line"] = str(resource.line)
         where = xml_safe(f"{resource.source}: {resource.location}"
                          + (f" ({resource.via})" if resource.overlay else "")
                          + (f" @ {resource.commit}" if resource.commit else ""))
-        return resource, "".join(f' {k}="{_attr(v)}"' for k, v in attrs.items()), where
+        return "".join(f' {k}="{_attr(v)}"' for k, v in attrs.items()), where
 
     def __call__(self, result: ResultRecord) -> str:
-        resource = result.resource
-        known = self.resources.get(id(resource))
-        if known is None or known[0] is not resource:
-            known = self.resources[id(resource)] = self._resource(resource)
-        _, attributes, where = known
+        attributes, where = self.resources(result.resource)
         classname = self.classes.get((result.policy, result.rule))
         if classname is None:
             classname = self.classes[(result.policy, result.rule)] = (

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from scanner.engine.exceptions import exception_names
 from scanner.engine.types import FailureAction, RuleStatus, reported_status
 from scanner.report.data import FINDING_STATUSES, PolicyInfo, ReportData, ResourceInfo, ResultRecord
-from scanner.report.formatting import FindingIds, finding_id
+from scanner.report.formatting import FindingIds, PerResource, finding_id
 from scanner.report.yamltext import ScalarText
 
 REPORT_NAME = "scanner"
@@ -160,7 +160,7 @@ class _Entries:
         self.policies: dict[str, tuple[str, str, bool]] = {}
         for p in data.policies:
             self.policies[p.name] = (text.entry["policy"](p.name), self._policy_tail(p), p.scored)
-        self.resources: dict[int, tuple[ResourceInfo, str, str, str]] = {}
+        self.resources = PerResource(self._resource)
         self.heads: dict[tuple[str, str, str], str] = {}
         self.actions = {a: f"    action: {text.prop['action'](a.value)}\n" for a in FailureAction}
         self.finding_id = FindingIds()
@@ -171,7 +171,7 @@ class _Entries:
         category = f"  category: {entry['category'](policy.category)}\n" if policy.category else ""
         return severity + category
 
-    def _resource(self, res: ResourceInfo) -> tuple[ResourceInfo, str, str, str]:
+    def _resource(self, res: ResourceInfo) -> tuple[str, str, str]:
         """The resource's ``resources`` entry, its properties before the action and after it."""
         r, p = self.text.resource, self.text.prop
         namespace = f"    namespace: {r['namespace'](res.namespace)}\n" if res.namespace else ""
@@ -184,7 +184,7 @@ class _Entries:
             after += f"    overlay: {p['overlay'](res.overlay)}\n"
             if res.patches:
                 after += f"    patches: {p['patches'](', '.join(res.patches))}\n"
-        return res, block, before, after
+        return block, before, after
 
     def _head(self, policy: str, rule: str, status: str) -> str:
         """The entry's lines before its resource: policy, rule, result, scored, source, timestamp."""
@@ -199,10 +199,7 @@ class _Entries:
     def __call__(self, result: ResultRecord) -> str:
         """The entry's text."""
         res = result.resource
-        known = self.resources.get(id(res))
-        if known is None or known[0] is not res:
-            known = self.resources[id(res)] = self._resource(res)
-        _, block, before, after = known
+        block, before, after = self.resources(res)
         policy, rule = result.policy, result.rule
         _, tail, scored = self.policies[policy]
         status = f"{RuleStatus.WARN if result.status is RuleStatus.FAIL and not scored else result.status}"
