@@ -21,6 +21,7 @@ from scanner.report.json_report import (
     dump_json,
     error_document,
     exception_document,
+    indented_json,
     not_evaluated_document,
     policy_document,
     resource_document,
@@ -76,7 +77,7 @@ def _canonical(value: Any) -> str:
 class _RowTexts:
     """Each result's matrix row (``result_document`` with its policy) as canonical JSON (what
     the content digest hashes: sorted keys, no whitespace, as orjson writes it) and as
-    ``write_audit_json`` writes it (``_indented`` two levels deep). Each resource's JSON is
+    ``write_audit_json`` writes it (two levels deep). Each resource's JSON is
     made once, in both layouts, and orjson puts it in each of its rows as it is (kept as text:
     orjson's bytes keep the room they were written in, several times their length)."""
 
@@ -88,9 +89,8 @@ class _RowTexts:
     def _documents(resource: ResourceInfo) -> tuple[orjson.Fragment, orjson.Fragment]:
         """The resource's document as canonical JSON and as a row's value (one level in)."""
         document = resource_document(resource)
-        indented = orjson.dumps(document, option=orjson.OPT_INDENT_2).decode("utf-8")
         return (orjson.Fragment(orjson.dumps(document, option=orjson.OPT_SORT_KEYS).decode("utf-8")),
-                orjson.Fragment(indented.replace("\n", "\n  ")))
+                orjson.Fragment(indented_json(document, 1).decode("utf-8")))
 
     @staticmethod
     def _canonical(result: ResultRecord, resource: orjson.Fragment, finding: str) -> bytes:
@@ -109,11 +109,11 @@ class _RowTexts:
         resource = result.resource
         canonical, indented = self.resources(resource)
         finding = self.finding_id(resource, result.policy, result.rule)
-        text = orjson.dumps({
+        text = indented_json({
             "id": finding, "policy": result.policy, "rule": result.rule, "status": result.status,
             "message": result.message, "action": result.action, "exception": result.exception,
-            "resource": indented}, option=orjson.OPT_INDENT_2)
-        return self._canonical(result, canonical, finding), text.replace(b"\n", b"\n    ")
+            "resource": indented}, 2)
+        return self._canonical(result, canonical, finding), text
 
 
 _BATCH = 1024
@@ -162,22 +162,18 @@ def audit_document(data: ReportData) -> dict[str, Any]:
     return document
 
 
-def _indented(value: Any, depth: int) -> str:
-    """``value`` as ``dump_json`` writes it ``depth`` levels deep."""
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8").replace("\n", "\n" + "  " * depth)
-
-
 def write_audit_json(data: ReportData, out: TextIO) -> None:
     """Write the audit record to ``out``: the text of ``dump_json(audit_document(data))``,
     each row of the matrix written as it is made."""
     parts = _parts(data)
     put = utf8_writer(out)
-    head = ""
+    head = b""
     for key, value in parts.items():
         if key == "matrix":
             break
-        head += ("{\n" if key == "schema" else ",\n") + f"  {_canonical(key)}: {_indented(value, 1)}"
-    put((head + ',\n  "matrix": [').encode("utf-8"))
+        head += (b"{\n  " if key == "schema" else b",\n  ") + _canonical(key).encode("utf-8") + b": "
+        head += indented_json(value, 1)
+    put(head + b',\n  "matrix": [')
     rows = 0
 
     def written(texts: list[bytes]) -> None:

@@ -210,9 +210,16 @@ def _report_parts(data: ReportData) -> dict[str, Any]:
     }
 
 
+def indented_json(value: Any, depth: int = 0) -> bytes:
+    """``value`` as ``dump_json`` writes it ``depth`` levels into a document (every line after
+    its first indented), UTF-8."""
+    text = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    return text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
+
+
 def dump_json(document: dict[str, Any]) -> str:
     """Indented UTF-8 JSON text with a final newline (the layout of ``json.dumps(indent=2)``)."""
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+    return indented_json(document).decode("utf-8") + "\n"
 
 
 def render_json_report(data: ReportData) -> str:
@@ -239,11 +246,10 @@ def write_json_report(data: ReportData, out: TextIO) -> None:
     for n, (key, value) in enumerate(_report_parts(data).items()):
         put((b",\n  " if n else b"\n  ") + orjson.dumps(key) + b": ")
         if key != "failures_by_policy" or not data.failures_by_policy:
-            put(orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  "))
+            put(indented_json(value, 1))
             continue
         resources: dict[int, dict[str, Any]] = {}
         for i, group in enumerate(data.failures_by_policy):
-            policy = orjson.dumps(_policy_failures(group, resources), option=orjson.OPT_INDENT_2)
-            put((b",\n    " if i else b"[\n    ") + policy.replace(b"\n", b"\n    "))
+            put((b",\n    " if i else b"[\n    ") + indented_json(_policy_failures(group, resources), 2))
         put(b"\n  ]")
     put(b"\n}\n")

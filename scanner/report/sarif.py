@@ -24,7 +24,7 @@ import orjson
 from scanner.engine.types import RuleStatus
 from scanner.report.data import PolicyInfo, ReportData, ResourceInfo, ResultRecord
 from scanner.report.formatting import finding_id, iso_time
-from scanner.report.json_report import dump_json, utf8_writer
+from scanner.report.json_report import dump_json, indented_json, utf8_writer
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "scannerFinding/v1"
@@ -238,21 +238,21 @@ def write_sarif(data: ReportData, out: TextIO) -> None:
     listed, descriptors, index = _findings(data)
     sarif_run = _sarif_run(data, descriptors)
     if not listed:
-        put(orjson.dumps(_document(sarif_run), option=orjson.OPT_INDENT_2) + b"\n")
+        put(indented_json(_document(sarif_run)) + b"\n")
         return
-    head = orjson.dumps(_document({}), option=orjson.OPT_INDENT_2)  # its run: "runs": [{}] at its end
+    head = indented_json(_document({}))  # its run: "runs": [{}] at its end
     put(head[:-len(b"{}\n  ]\n}")] + b"{")
     at = b"\n      "  # a key of the run: three levels in
     for n, (key, value) in enumerate(sarif_run.items()):
         put((b"," if n else b"") + at + orjson.dumps(key) + b": ")
         if key != "results":
-            put(orjson.dumps(value, option=orjson.OPT_INDENT_2).replace(b"\n", at))
+            put(indented_json(value, 3))
             continue
         results = _results(data, listed, index)
         first = True
         while batch := list(islice(results, _BATCH)):
             put((b"," if not first else b"[") + b",".join(
-                b"\n        " + orjson.dumps(r, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n        ")
+                b"\n        " + indented_json(r, 4)
                 for r in batch))
             first = False
         put(at + b"]")
