@@ -194,7 +194,7 @@ class _Entries:
 
     def reported(self, policy: str, status: str) -> str:
         """A result's status (its value) as the report gives it (see ``reported_status``)."""
-        return RuleStatus.WARN.value if status == RuleStatus.FAIL.value and not self.policies[policy][2] else status
+        return reported_status(RuleStatus(status), self.policies[policy][2]).value
 
     def __call__(self, result: ResultRecord) -> str:
         """The entry's text."""
@@ -202,7 +202,7 @@ class _Entries:
         block, before, after = self.resources(res)
         policy, rule = result.policy, result.rule
         _, tail, scored = self.policies[policy]
-        status = f"{RuleStatus.WARN if result.status is RuleStatus.FAIL and not scored else result.status}"
+        status = f"{reported_status(result.status, scored)}"
         head = self.heads.get((policy, rule, status))
         if head is None:
             head = self.heads[(policy, rule, status)] = self._head(policy, rule, status)
